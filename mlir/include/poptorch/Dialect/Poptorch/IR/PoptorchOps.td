@@ -1,0 +1,286 @@
+//===- PoptorchOps.td - poptorch op definitions ------------*- tablegen -*-===//
+//
+// The structural ops of the dialect (linear algebra, convolution, pooling,
+// normalisation, reductions, data movement). Pure elementwise ops are
+// generated from the op table into PoptorchElementwiseOps.td.
+//
+//===----------------------------------------------------------------------===//
+#ifndef POPTORCH_OPS_TD
+#define POPTORCH_OPS_TD
+
+include "poptorch/Dialect/Poptorch/IR/PoptorchDialect.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/BuiltinAttributes.td"
+
+def Poptorch_Tensor : RankedTensorOf<[AnyType]>;
+
+include "poptorch/Dialect/Poptorch/IR/PoptorchElementwiseOps.td"
+
+//===----------------------------------------------------------------------===//
+// Constants, casts, identities
+//===----------------------------------------------------------------------===//
+
+def Poptorch_ConstantOp : Poptorch_Op<"constant", [Pure, ConstantLike]> {
+  let summary = "a constant tensor (model constants and Python scalars)";
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "attr-dict $value `:` type($result)";
+  let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
+def Poptorch_CastOp : Poptorch_Op<"cast", [Pure]> {
+  let summary = "element type conversion with PyTorch's rounding rules";
+  let arguments = (ins Poptorch_Tensor:$input);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
+def Poptorch_DropoutOp : Poptorch_Op<"dropout", [Pure]> {
+  let summary = "dropout; the identity when not training";
+  let arguments = (ins Poptorch_Tensor:$input, F64Attr:$p, BoolAttr:$train);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra
+//===----------------------------------------------------------------------===//
+
+def Poptorch_MatmulOp : Poptorch_Op<"matmul", [Pure]> {
+  let summary = "torch.matmul semantics (1-D promotion, batch broadcasting)";
+  let arguments = (ins Poptorch_Tensor:$lhs, Poptorch_Tensor:$rhs);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Poptorch_LinearOp : Poptorch_Op<"linear", [Pure]> {
+  let summary = "input @ weight^T + bias";
+  let arguments = (ins Poptorch_Tensor:$input, Poptorch_Tensor:$weight,
+                       Optional<Poptorch_Tensor>:$bias);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`bias` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Poptorch_AddmmOp : Poptorch_Op<"addmm", [Pure]> {
+  let summary = "beta * input + alpha * (lhs @ rhs)";
+  let arguments = (ins Poptorch_Tensor:$input, Poptorch_Tensor:$lhs, Poptorch_Tensor:$rhs,
+                       DefaultValuedAttr<F64Attr, "1.0">:$beta,
+                       DefaultValuedAttr<F64Attr, "1.0">:$alpha);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Poptorch_SdpaOp : Poptorch_Op<"sdpa", [Pure]> {
+  let summary = "scaled dot-product attention (torch.nn.functional semantics)";
+  let arguments = (ins Poptorch_Tensor:$query, Poptorch_Tensor:$key, Poptorch_Tensor:$value,
+                       Optional<Poptorch_Tensor>:$mask,
+                       DefaultValuedAttr<F64Attr, "0.0">:$dropout_p,
+                       DefaultValuedAttr<BoolAttr, "false">:$is_causal,
+                       OptionalAttr<F64Attr>:$scale);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`mask` $mask^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling (NCHW, as PyTorch)
+//===----------------------------------------------------------------------===//
+
+def Poptorch_ConvolutionOp : Poptorch_Op<"convolution", [Pure]> {
+  let summary = "N-d convolution, NC(D)HW layout, weight O I/groups kH kW";
+  let arguments = (ins Poptorch_Tensor:$input, Poptorch_Tensor:$weight,
+                       Optional<Poptorch_Tensor>:$bias,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilation,
+                       DefaultValuedAttr<BoolAttr, "false">:$transposed,
+                       OptionalAttr<DenseI64ArrayAttr>:$output_padding,
+                       DefaultValuedAttr<I64Attr, "1">:$groups);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`bias` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Poptorch_MaxPool2dOp : Poptorch_Op<"max_pool2d", [Pure]> {
+  let summary = "2-D max pooling";
+  let arguments = (ins Poptorch_Tensor:$input, DenseI64ArrayAttr:$kernel_size,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilation,
+                       DefaultValuedAttr<BoolAttr, "false">:$ceil_mode);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Poptorch_AvgPool2dOp : Poptorch_Op<"avg_pool2d", [Pure]> {
+  let summary = "2-D average pooling";
+  let arguments = (ins Poptorch_Tensor:$input, DenseI64ArrayAttr:$kernel_size,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
+                       DefaultValuedAttr<BoolAttr, "true">:$count_include_pad,
+                       OptionalAttr<I64Attr>:$divisor_override);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Poptorch_AdaptiveAvgPool2dOp : Poptorch_Op<"adaptive_avg_pool2d", [Pure]> {
+  let summary = "2-D adaptive average pooling";
+  let arguments = (ins Poptorch_Tensor:$input, DenseI64ArrayAttr:$output_size);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Normalisation and softmax
+//===----------------------------------------------------------------------===//
+
+def Poptorch_BatchNormOp : Poptorch_Op<"batch_norm", [Pure, AttrSizedOperandSegments]> {
+  let summary = "batch normalisation with running statistics (inference)";
+  let arguments = (ins Poptorch_Tensor:$input, Optional<Poptorch_Tensor>:$weight,
+                       Optional<Poptorch_Tensor>:$bias, Optional<Poptorch_Tensor>:$mean,
+                       Optional<Poptorch_Tensor>:$var,
+                       DefaultValuedAttr<BoolAttr, "false">:$training, F64Attr:$eps);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = [{
+    $input (`weight` $weight^)? (`bias` $bias^)? (`mean` $mean^)? (`var` $var^)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Poptorch_LayerNormOp : Poptorch_Op<"layer_norm", [Pure, AttrSizedOperandSegments]> {
+  let summary = "layer normalisation over the trailing normalized_shape dims";
+  let arguments = (ins Poptorch_Tensor:$input, Optional<Poptorch_Tensor>:$weight,
+                       Optional<Poptorch_Tensor>:$bias,
+                       DenseI64ArrayAttr:$normalized_shape, F64Attr:$eps);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = [{
+    $input (`weight` $weight^)? (`bias` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+class Poptorch_SoftmaxLikeOp<string mnemonic> : Poptorch_Op<mnemonic, [Pure]> {
+  let arguments = (ins Poptorch_Tensor:$input, I64Attr:$dim);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+def Poptorch_SoftmaxOp : Poptorch_SoftmaxLikeOp<"softmax"> {
+  let summary = "softmax along `dim`";
+}
+def Poptorch_LogSoftmaxOp : Poptorch_SoftmaxLikeOp<"log_softmax"> {
+  let summary = "log-softmax along `dim`";
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+class Poptorch_ReduceOp<string mnemonic> : Poptorch_Op<mnemonic, [Pure]> {
+  let arguments = (ins Poptorch_Tensor:$input, DenseI64ArrayAttr:$dims,
+                       DefaultValuedAttr<BoolAttr, "false">:$keepdim);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+def Poptorch_ReduceSumOp : Poptorch_ReduceOp<"reduce_sum"> {
+  let summary = "sum over `dims`";
+}
+def Poptorch_ReduceMeanOp : Poptorch_ReduceOp<"reduce_mean"> {
+  let summary = "mean over `dims`";
+}
+def Poptorch_ReduceMaxOp : Poptorch_ReduceOp<"reduce_max"> {
+  let summary = "maximum over `dims` (NaN-propagating)";
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def Poptorch_ReshapeOp : Poptorch_Op<"reshape", [Pure]> {
+  let summary = "row-major reshape to the result type's shape";
+  let arguments = (ins Poptorch_Tensor:$input);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
+def Poptorch_PermuteOp : Poptorch_Op<"permute", [Pure]> {
+  let summary = "result dim i is input dim dims[i]";
+  let arguments = (ins Poptorch_Tensor:$input, DenseI64ArrayAttr:$dims);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
+def Poptorch_TransposeOp : Poptorch_Op<"transpose", [Pure]> {
+  let summary = "swap two dimensions";
+  let arguments = (ins Poptorch_Tensor:$input, I64Attr:$dim0, I64Attr:$dim1);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Poptorch_ExpandOp : Poptorch_Op<"expand", [Pure]> {
+  let summary = "broadcast to the result type's shape (numpy rules)";
+  let arguments = (ins Poptorch_Tensor:$input);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
+def Poptorch_SliceOp : Poptorch_Op<"slice", [Pure]> {
+  let summary = "strided slice along `dim`; the length is the result's";
+  let arguments = (ins Poptorch_Tensor:$input, I64Attr:$dim, I64Attr:$start,
+                       DefaultValuedAttr<I64Attr, "1">:$step);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
+def Poptorch_SelectOp : Poptorch_Op<"select", [Pure]> {
+  let summary = "take index `index` along `dim`, dropping that dim";
+  let arguments = (ins Poptorch_Tensor:$input, I64Attr:$dim, I64Attr:$index);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Poptorch_CatOp : Poptorch_Op<"cat", [Pure]> {
+  let summary = "concatenate along `dim`";
+  let arguments = (ins Variadic<Poptorch_Tensor>:$inputs, I64Attr:$dim);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Poptorch_EmbeddingOp : Poptorch_Op<"embedding", [Pure]> {
+  let summary = "gather rows of `weight` by integer `indices`";
+  let arguments = (ins Poptorch_Tensor:$weight, Poptorch_Tensor:$indices);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$weight `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+#endif // POPTORCH_OPS_TD

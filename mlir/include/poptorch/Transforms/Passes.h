@@ -1,0 +1,36 @@
+//===- Passes.h - poptorch passes and pipelines -------------------------===//
+#ifndef POPTORCH_TRANSFORMS_PASSES_H
+#define POPTORCH_TRANSFORMS_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Pass/Pass.h"
+#include "poptorch/Dialect/Poptorch/IR/PoptorchDialect.h"
+
+#include <string>
+
+namespace mlir::poptorch {
+
+#define GEN_PASS_DECL
+#define GEN_PASS_REGISTRATION
+#include "poptorch/Transforms/Passes.h.inc"
+
+/// Registers our passes and the named pipelines `poptorch-stage-<name>` for each stage of
+/// getCompilePipelineStages().
+void registerPoptorchPassesAndPipelines();
+
+/// The textual pipelines, stage by stage, exactly as the compiler runs them.
+/// Each element is {stage name, pipeline text}.
+std::vector<std::pair<std::string, std::string>> getCompilePipelineStages();
+
+/// Registers every dialect the pipelines use, so tools can parse any stage.
+void registerAllPoptorchDialects(DialectRegistry &registry);
+
+} // namespace mlir::poptorch
+
+#endif // POPTORCH_TRANSFORMS_PASSES_H

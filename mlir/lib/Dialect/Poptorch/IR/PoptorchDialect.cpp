@@ -1,0 +1,366 @@
+//===- PoptorchDialect.cpp - dialect registration, verifiers, folders -----===//
+#include "poptorch/Dialect/Poptorch/IR/PoptorchDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallSet.h"
+
+using namespace mlir;
+using namespace mlir::poptorch;
+
+#include "poptorch/Dialect/Poptorch/IR/PoptorchOpsDialect.cpp.inc"
+
+void PoptorchDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "poptorch/Dialect/Poptorch/IR/PoptorchOps.cpp.inc"
+      >();
+}
+
+static RankedTensorType rtt(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+/// Numpy-style broadcast of `from` to `to`: trailing-aligned, each dim equal or 1.
+static bool broadcastsTo(ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
+  if (from.size() > to.size())
+    return false;
+  size_t off = to.size() - from.size();
+  for (size_t i = 0; i < from.size(); ++i)
+    if (from[i] != 1 && from[i] != to[off + i])
+      return false;
+  return true;
+}
+
+LogicalResult mlir::OpTrait::poptorch::verifyElementwiseOp(Operation *op) {
+  auto resTy = cast<RankedTensorType>(op->getResult(0).getType());
+  for (Value v : op->getOperands()) {
+    auto ty = rtt(v);
+    if (ty.getElementType() != resTy.getElementType())
+      return op->emitOpError("operand element type ")
+             << ty.getElementType() << " differs from the result element type "
+             << resTy.getElementType()
+             << " (the capture inserts poptorch.cast for type promotion)";
+    if (!broadcastsTo(ty.getShape(), resTy.getShape()))
+      return op->emitOpError("operand shape ")
+             << ty << " does not broadcast to the result shape " << resTy;
+  }
+  return success();
+}
+
+static LogicalResult checkDim(Operation *op, int64_t dim, int64_t rank,
+                              StringRef what = "dim") {
+  if (dim < 0 || dim >= std::max<int64_t>(rank, 1))
+    return op->emitOpError() << what << " " << dim
+                             << " is out of range for rank " << rank;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Constants, casts, identities
+//===----------------------------------------------------------------------===//
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+LogicalResult ConstantOp::verify() {
+  if (getValue().getType() != getType())
+    return emitOpError("value type ")
+           << getValue().getType() << " differs from result type " << getType();
+  return success();
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
+LogicalResult CastOp::verify() {
+  if (rtt(getInput()).getShape() != getType().getShape())
+    return emitOpError("cast must not change the shape");
+  return success();
+}
+
+OpFoldResult DropoutOp::fold(FoldAdaptor) {
+  if (!getTrain() || getP().convertToDouble() == 0.0)
+    return getInput();
+  return {};
+}
+
+LogicalResult DropoutOp::verify() {
+  double p = getP().convertToDouble();
+  if (p < 0.0 || p > 1.0)
+    return emitOpError("probability ") << p << " is not in [0, 1]";
+  if (getInput().getType() != getType())
+    return emitOpError("result type must equal the input type");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::verify() {
+  auto l = rtt(getLhs()), r = rtt(getRhs());
+  if (l.getRank() == 0 || r.getRank() == 0)
+    return emitOpError("operands must be at least 1-D");
+  if (l.getElementType() != r.getElementType() ||
+      l.getElementType() != getType().getElementType())
+    return emitOpError("operands and result must share one element type");
+  int64_t k1 = l.getShape().back();
+  int64_t k2 = r.getRank() == 1 ? r.getShape()[0] : r.getShape()[r.getRank() - 2];
+  if (k1 != k2)
+    return emitOpError("contraction sizes differ: ") << k1 << " vs " << k2;
+  return success();
+}
+
+LogicalResult LinearOp::verify() {
+  auto in = rtt(getInput()), w = rtt(getWeight());
+  if (w.getRank() != 2 && w.getRank() != 1)
+    return emitOpError("weight must be 1-D or 2-D");
+  if (in.getRank() == 0 || in.getShape().back() != w.getShape().back())
+    return emitOpError("input features ")
+           << (in.getRank() ? in.getShape().back() : 0)
+           << " differ from weight features " << w.getShape().back();
+  return success();
+}
+
+LogicalResult SdpaOp::verify() {
+  auto q = rtt(getQuery()), k = rtt(getKey()), v = rtt(getValue());
+  if (q.getRank() < 2 || k.getRank() != q.getRank() || v.getRank() != q.getRank())
+    return emitOpError("query, key and value must have the same rank >= 2");
+  if (q.getShape().back() != k.getShape().back())
+    return emitOpError("query and key embedding sizes differ");
+  if (getDropoutP().convertToDouble() != 0.0)
+    return emitOpError("dropout inside attention is only supported in training, "
+                       "which poptorch does not compile; use dropout_p=0");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConvolutionOp::verify() {
+  auto in = rtt(getInput()), w = rtt(getWeight());
+  int64_t spatial = in.getRank() - 2;
+  if (spatial < 1 || w.getRank() != in.getRank())
+    return emitOpError("input and weight must both be N, C, spatial... tensors");
+  for (auto [name, arr] : {std::pair<StringRef, ArrayRef<int64_t>>{"stride", getStride()},
+                           {"padding", getPadding()},
+                           {"dilation", getDilation()}})
+    if ((int64_t)arr.size() != spatial && arr.size() != 1)
+      return emitOpError() << name << " must have " << spatial << " entries";
+  if (getGroups() < 1 || in.getShape()[1] != w.getShape()[1] * getGroups())
+    return emitOpError("input channels ")
+           << in.getShape()[1] << " != weight in-channels " << w.getShape()[1]
+           << " * groups " << getGroups();
+  return success();
+}
+
+template <typename PoolOp>
+static LogicalResult verifyPool(PoolOp op, ArrayRef<int64_t> kernel,
+                                ArrayRef<int64_t> stride,
+                                ArrayRef<int64_t> padding) {
+  auto in = rtt(op.getInput());
+  if (in.getRank() != 3 && in.getRank() != 4)
+    return op.emitOpError("input must be (N,) C, H, W");
+  if (kernel.size() != 2 || stride.size() != 2 || padding.size() != 2)
+    return op.emitOpError("kernel_size, stride and padding must have 2 entries");
+  for (int i = 0; i < 2; ++i)
+    if (padding[i] * 2 > kernel[i])
+      return op.emitOpError("padding should be at most half of the kernel size");
+  return success();
+}
+
+LogicalResult MaxPool2dOp::verify() {
+  return verifyPool(*this, getKernelSize(), getStride(), getPadding());
+}
+LogicalResult AvgPool2dOp::verify() {
+  return verifyPool(*this, getKernelSize(), getStride(), getPadding());
+}
+LogicalResult AdaptiveAvgPool2dOp::verify() {
+  auto in = rtt(getInput());
+  if ((in.getRank() != 3 && in.getRank() != 4) || getOutputSize().size() != 2)
+    return emitOpError("input must be (N,) C, H, W and output_size 2 entries");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Normalisation, softmax, reductions
+//===----------------------------------------------------------------------===//
+
+LogicalResult BatchNormOp::verify() {
+  if (getTraining())
+    return emitOpError("training-mode batch norm (batch statistics) is not "
+                       "supported; call model.eval() before compiling");
+  if (!getMean() || !getVar())
+    return emitOpError("running_mean and running_var are required in inference");
+  if (rtt(getInput()).getRank() < 2)
+    return emitOpError("input must be at least 2-D (N, C, ...)");
+  return success();
+}
+
+LogicalResult LayerNormOp::verify() {
+  auto shape = rtt(getInput()).getShape();
+  auto ns = getNormalizedShape();
+  if (ns.size() > shape.size() ||
+      !llvm::equal(ns, shape.take_back(ns.size())))
+    return emitOpError("normalized_shape must match the trailing input dims");
+  return success();
+}
+
+template <typename OpTy>
+static LogicalResult verifySoftmax(OpTy op) {
+  if (op.getInput().getType() != op.getType())
+    return op.emitOpError("result type must equal the input type");
+  return checkDim(op, op.getDim(), rtt(op.getInput()).getRank());
+}
+LogicalResult SoftmaxOp::verify() { return verifySoftmax(*this); }
+LogicalResult LogSoftmaxOp::verify() { return verifySoftmax(*this); }
+
+template <typename OpTy>
+static LogicalResult verifyReduce(OpTy op) {
+  int64_t rank = rtt(op.getInput()).getRank();
+  llvm::SmallSet<int64_t, 4> seen;
+  for (int64_t d : op.getDims()) {
+    if (failed(checkDim(op, d, rank)))
+      return failure();
+    if (!seen.insert(d).second)
+      return op.emitOpError("dim ") << d << " appears more than once";
+  }
+  int64_t expected = op.getKeepdim() ? rank : rank - (int64_t)seen.size();
+  if (rank == 0)
+    expected = 0;
+  if (op.getType().getRank() != expected)
+    return op.emitOpError("result rank ") << op.getType().getRank()
+                                          << " should be " << expected;
+  return success();
+}
+LogicalResult ReduceSumOp::verify() { return verifyReduce(*this); }
+LogicalResult ReduceMeanOp::verify() { return verifyReduce(*this); }
+LogicalResult ReduceMaxOp::verify() { return verifyReduce(*this); }
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
+LogicalResult ReshapeOp::verify() {
+  auto in = rtt(getInput());
+  if (in.getNumElements() != getType().getNumElements())
+    return emitOpError("cannot reshape ") << in << " to " << getType();
+  if (in.getElementType() != getType().getElementType())
+    return emitOpError("reshape must not change the element type");
+  return success();
+}
+
+OpFoldResult PermuteOp::fold(FoldAdaptor) {
+  for (auto [i, d] : llvm::enumerate(getDims()))
+    if ((int64_t)i != d)
+      return {};
+  return getInput();
+}
+
+LogicalResult PermuteOp::verify() {
+  auto in = rtt(getInput());
+  auto dims = getDims();
+  if ((int64_t)dims.size() != in.getRank())
+    return emitOpError("dims must list every input dim");
+  llvm::SmallSet<int64_t, 8> seen;
+  for (auto [i, d] : llvm::enumerate(dims)) {
+    if (failed(checkDim(*this, d, in.getRank())) || !seen.insert(d).second)
+      return emitOpError("dims is not a permutation");
+    if (getType().getShape()[i] != in.getShape()[d])
+      return emitOpError("result shape does not match the permutation");
+  }
+  return success();
+}
+
+LogicalResult TransposeOp::verify() {
+  int64_t rank = rtt(getInput()).getRank();
+  if (failed(checkDim(*this, getDim0(), rank)) ||
+      failed(checkDim(*this, getDim1(), rank)))
+    return failure();
+  return success();
+}
+
+OpFoldResult ExpandOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
+LogicalResult ExpandOp::verify() {
+  if (!broadcastsTo(rtt(getInput()).getShape(), getType().getShape()))
+    return emitOpError("cannot expand ") << getInput().getType() << " to "
+                                         << getType();
+  return success();
+}
+
+OpFoldResult SliceOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType() && getStart() == 0 && getStep() == 1)
+    return getInput();
+  return {};
+}
+
+LogicalResult SliceOp::verify() {
+  auto in = rtt(getInput());
+  if (failed(checkDim(*this, getDim(), in.getRank())))
+    return failure();
+  if (getStep() < 1)
+    return emitOpError("step must be positive");
+  int64_t size = in.getShape()[getDim()];
+  int64_t len = getType().getShape()[getDim()];
+  if (getStart() < 0 || getStart() > size ||
+      (len > 0 && getStart() + (len - 1) * getStep() >= size))
+    return emitOpError("slice [") << getStart() << " +" << len << " x"
+                                  << getStep() << "] exceeds size " << size;
+  return success();
+}
+
+LogicalResult SelectOp::verify() {
+  auto in = rtt(getInput());
+  if (failed(checkDim(*this, getDim(), in.getRank())))
+    return failure();
+  if (getIndex() < 0 || getIndex() >= in.getShape()[getDim()])
+    return emitOpError("index ") << getIndex() << " is out of range";
+  return success();
+}
+
+LogicalResult CatOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("needs at least one input");
+  int64_t rank = getType().getRank();
+  if (failed(checkDim(*this, getDim(), rank)))
+    return failure();
+  int64_t total = 0;
+  for (Value v : getInputs()) {
+    auto ty = rtt(v);
+    if (ty.getRank() != rank || ty.getElementType() != getType().getElementType())
+      return emitOpError("inputs must have the result's rank and element type");
+    total += ty.getShape()[getDim()];
+  }
+  if (total != getType().getShape()[getDim()])
+    return emitOpError("concatenated size ") << total << " differs from result";
+  return success();
+}
+
+LogicalResult EmbeddingOp::verify() {
+  auto w = rtt(getWeight()), idx = rtt(getIndices());
+  if (w.getRank() != 2)
+    return emitOpError("weight must be 2-D");
+  if (!isa<IntegerType>(idx.getElementType()))
+    return emitOpError("indices must be integers");
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "poptorch/Dialect/Poptorch/IR/PoptorchOps.cpp.inc"

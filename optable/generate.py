@@ -1,0 +1,195 @@
+"""Generate the repetitive parts of poptorch from the op table (optable/ops.py).
+
+Outputs (all committed; `python optable/generate.py --check` fails if any is stale):
+  mlir/include/poptorch/Dialect/Poptorch/IR/PoptorchElementwiseOps.td
+  mlir/lib/Conversion/PoptorchToLinalg/ElementwiseFormulas.inc
+  csrc/generated/CaptureTable.inc
+  docs/ops.md
+
+Every aten entry is checked against torch's registered schemas, so a typo in
+an argument name fails here rather than at capture time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "optable"))
+
+import ops as table  # noqa: E402
+
+HEADER = "generated from optable/ops.py by optable/generate.py; do not edit. Regenerate with `make generate`."
+
+
+def camel(name: str) -> str:
+    return "".join(p.capitalize() for p in name.split("_"))
+
+
+def dialect_ops() -> set[str]:
+    td = (ROOT / "mlir/include/poptorch/Dialect/Poptorch/IR/PoptorchOps.td").read_text()
+    names = set(re.findall(r'Poptorch_(?:Op|SoftmaxLikeOp|ReduceOp)<"(\w+)"', td))
+    return names | {e.name for e in table.ELEMENTWISE}
+
+
+def gen_td() -> str:
+    out = [f"// {HEADER}", "// Elementwise ops of the poptorch dialect.", ""]
+    for e in table.ELEMENTWISE:
+        operands = ["Poptorch_Tensor:$input"] if e.arity == 1 else [
+            "Poptorch_Tensor:$lhs", "Poptorch_Tensor:$rhs"]
+        attrs = []
+        for name, kind in e.attrs:
+            default = {"F64Attr": '"1.0"', "StrAttr": '"\\"none\\""'}[kind]
+            attrs.append(f"DefaultValuedAttr<{kind}, {default}>:${name}")
+        kinds = "floating-point only" if e.float_only else "any element type"
+        out += [
+            f"def Poptorch_{camel(e.name)}Op : Poptorch_Op<\"{e.name}\",",
+            "    [Pure, Poptorch_ElementwiseTrait]> {",
+            f"  let summary = \"{e.summary}\";",
+            f"  let description = [{{ Elementwise with broadcasting ({kinds}). "
+            f"Scalar formula: `{e.formula}`. }}];",
+            f"  let arguments = (ins {', '.join(operands + attrs)});",
+            "  let results = (outs Poptorch_Tensor:$result);",
+            "  let assemblyFormat = \"operands attr-dict `:` functional-type(operands, results)\";",
+            "}",
+            "",
+        ]
+    return "\n".join(out)
+
+
+def gen_formulas() -> str:
+    out = [f"// {HEADER}", "// Scalar formulas of the elementwise ops, used by the linalg lowering.", "",
+           "static Value buildElementwiseFormula(Operation *op, ScalarBuilder &b, ValueRange args) {",
+           "  StringRef name = op->getName().stripDialect();"]
+    for e in table.ELEMENTWISE:
+        bind = "Value x = args[0];" if e.arity == 1 else "Value x = args[0], y = args[1];"
+        out += [f'  if (name == "{e.name}") {{', f"    {bind}", f"    return {e.formula};", "  }"]
+    out += ["  llvm_unreachable(\"elementwise op without a formula\");", "}", "",
+            "static bool isFloatOnlyElementwise(StringRef name) {",
+            "  return llvm::is_contained(ArrayRef<StringRef>{"
+            + ", ".join(f'"{e.name}"' for e in table.ELEMENTWISE if e.float_only) + "}, name);",
+            "}", ""]
+    return "\n".join(out)
+
+
+ARG_KIND_ENUM = {
+    "tensor": "Tensor", "opt_tensor": "OptTensor", "tensor_list": "TensorList",
+    "scalar": "Scalar", "f64": "F64", "i64": "I64", "bool": "Bool", "str": "Str",
+    "ints": "Ints", "dim": "Dim", "dims": "Dims", "index": "Index",
+    "reversed_dims": "ReversedDims",
+}
+
+
+def split_schema(s: str) -> tuple[str, str]:
+    name, _, overload = s.partition(".")
+    return name, overload
+
+
+def check_table() -> list[str]:
+    import torch
+
+    errors = []
+    known = dialect_ops()
+    seen = set()
+    for e in table.ATEN:
+        if e.schema in seen:
+            errors.append(f"{e.schema}: listed twice")
+        seen.add(e.schema)
+        name, overload = split_schema(e.schema)
+        schemas = {s.overload_name: s for s in torch._C._jit_get_schemas_for_operator(f"aten::{name}")}
+        if overload not in schemas:
+            errors.append(f"{e.schema}: no such aten overload")
+            continue
+        arg_names = {a.name for a in schemas[overload].arguments}
+        for dname, arg in e.args.items():
+            if arg.kind not in ARG_KIND_ENUM:
+                errors.append(f"{e.schema}: unknown argument kind {arg.kind}")
+            if arg.aten and arg.aten not in arg_names:
+                errors.append(f"{e.schema}: `{arg.aten}` is not an argument of {schemas[overload]}")
+            if arg.kind == "ints" and arg.extra and arg.extra not in arg_names:
+                errors.append(f"{e.schema}: `{arg.extra}` is not an argument")
+        if e.op and e.op not in known:
+            errors.append(f"{e.schema}: dialect op poptorch.{e.op} is not defined")
+        if e.promote not in table.PROMOTE_MODES:
+            errors.append(f"{e.schema}: unknown promote mode {e.promote}")
+    return errors
+
+
+def gen_capture_table() -> str:
+    out = [f"// {HEADER}", "// One row per captured aten overload: {name, overload, dialect op, promote,",
+           "// results, {kind, aten arg, dialect name, extra}...}.", ""]
+    for e in table.ATEN:
+        name, overload = split_schema(e.schema)
+        args = ", ".join(
+            f'{{ArgKind::{ARG_KIND_ENUM[a.kind]}, "{a.aten}", "{d}", "{a.extra}"}}'
+            for d, a in e.args.items())
+        op = f"poptorch.{e.op}" if e.op else ""
+        promote = "Promote::Result" if e.promote == "result" else "Promote::None"
+        out.append(f'{{"aten::{name}", "{overload}", "{op}", {promote}, {e.results}, {{{args}}}}},')
+    return "\n".join(out) + "\n"
+
+
+def gen_docs() -> str:
+    out = [f"<!-- {HEADER} -->", "", "# Op coverage", "",
+           f"poptorch captures **{len({split_schema(e.schema)[0] for e in table.ATEN})} distinct aten "
+           f"ops** ({len(table.ATEN)} overloads) into **{len(dialect_ops())} dialect ops**.", "",
+           "Ops whose tensor inputs are all constants (factory functions such as `torch.arange`, "
+           "tensors built from Python values) are evaluated once at trace time and become "
+           "`poptorch.constant`; they need no entry here. Any other op reports an error at trace "
+           "time that lists every unsupported op of the model with its source line. To add an op, "
+           "see `docs/developer.md`.", "",
+           "| aten op | dialect op | operands / attributes | notes |", "|---|---|---|---|"]
+    for e in table.ATEN:
+        op = f"`poptorch.{e.op}`" if e.op else "identity"
+        args = ", ".join(f"{d}←{a.aten or a.kind}" for d, a in e.args.items())
+        notes = "; ".join(x for x in (e.note, "promotes operands to the result dtype"
+                                      if e.promote == "result" else "") if x)
+        out.append(f"| `aten::{e.schema}` | {op} | {args} | {notes} |")
+    out += ["", "## Elementwise dialect ops and their scalar formulas", "",
+            "| dialect op | formula | dtypes |", "|---|---|---|"]
+    for e in table.ELEMENTWISE:
+        formula = e.formula.replace("|", "\\|")
+        out.append(f"| `poptorch.{e.name}` | `{formula}` | "
+                   f"{'floating point' if e.float_only else 'all'} |")
+    return "\n".join(out) + "\n"
+
+
+OUTPUTS = {
+    "mlir/include/poptorch/Dialect/Poptorch/IR/PoptorchElementwiseOps.td": gen_td,
+    "mlir/lib/Conversion/PoptorchToLinalg/ElementwiseFormulas.inc": gen_formulas,
+    "csrc/generated/CaptureTable.inc": gen_capture_table,
+    "docs/ops.md": gen_docs,
+}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--check", action="store_true", help="fail if an output is stale")
+    args = parser.parse_args()
+    errors = check_table()
+    if errors:
+        print("op table errors:\n  " + "\n  ".join(errors), file=sys.stderr)
+        return 1
+    stale = []
+    for rel, fn in OUTPUTS.items():
+        path = ROOT / rel
+        text = fn()
+        if args.check:
+            if not path.exists() or path.read_text() != text:
+                stale.append(rel)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if not path.exists() or path.read_text() != text:
+                path.write_text(text)
+    if stale:
+        print("stale generated files (run `make generate`):\n  " + "\n  ".join(stale),
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

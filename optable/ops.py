@@ -1,0 +1,290 @@
+"""The op table: the single source of truth for what poptorch captures and lowers.
+
+Two lists live here:
+
+* ``ELEMENTWISE``: dialect ops that are pure elementwise functions, given by
+  their scalar formula.  The generator turns each into a TableGen op
+  definition and a case of the scalar-formula switch used by the linalg
+  lowering.  Adding an elementwise op is one entry here.
+* ``ATEN``: one entry per aten operator overload that poptorch captures.  It
+  names the dialect op the aten op becomes and how each dialect operand or
+  attribute is taken from the aten arguments.  The generator checks every
+  entry against torch's own schemas, and writes the C++ capture table and the
+  coverage table in ``docs/ops.md``.
+
+Formulas are C++ expressions over ``b`` (a ``ScalarBuilder``: ``b.add``,
+``b.mul``, ``b.exp``, ``b.cst(1.0)``, ...), the scalar operands ``x`` / ``y``
+and, for attributes, ``b.attrF("name")`` / ``b.attrS("name")``.  They are
+evaluated in the op's compute element type.
+
+Regenerate after editing: ``make generate`` (CI checks nothing changes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+# --------------------------------------------------------------------------
+# Elementwise dialect ops
+# --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Elementwise:
+    name: str  # dialect op mnemonic (poptorch.<name>)
+    arity: int
+    formula: str
+    summary: str
+    float_only: bool = False  # formula only defined for floating point
+    attrs: tuple[tuple[str, str], ...] = ()  # (name, TableGen attr type)
+
+
+ELEMENTWISE: list[Elementwise] = [
+    # unary
+    Elementwise("neg", 1, "b.neg(x)", "negation"),
+    Elementwise("abs", 1, "b.abs(x)", "absolute value"),
+    Elementwise("relu", 1, "b.max(x, b.cst(0.0))", "rectified linear unit"),
+    Elementwise("exp", 1, "b.exp(x)", "exponential", float_only=True),
+    Elementwise("log", 1, "b.log(x)", "natural logarithm", float_only=True),
+    Elementwise("sqrt", 1, "b.sqrt(x)", "square root", float_only=True),
+    Elementwise("rsqrt", 1, "b.rsqrt(x)", "reciprocal square root", float_only=True),
+    Elementwise("reciprocal", 1, "b.div(b.cst(1.0), x)", "1 / x", float_only=True),
+    Elementwise("erf", 1, "b.erf(x)", "error function", float_only=True),
+    Elementwise("tanh", 1, "b.tanh(x)", "hyperbolic tangent", float_only=True),
+    Elementwise(
+        "sigmoid",
+        1,
+        "b.div(b.cst(1.0), b.add(b.cst(1.0), b.exp(b.neg(x))))",
+        "logistic sigmoid",
+        float_only=True,
+    ),
+    Elementwise(
+        "silu",
+        1,
+        "b.div(x, b.add(b.cst(1.0), b.exp(b.neg(x))))",
+        "x * sigmoid(x)",
+        float_only=True,
+    ),
+    Elementwise(
+        "gelu",
+        1,
+        'b.attrS("approximate") == "tanh" ? '
+        "b.mul(b.mul(b.cst(0.5), x), b.add(b.cst(1.0), b.tanh(b.mul(b.cst(0.7978845608028654), "
+        "b.add(x, b.mul(b.cst(0.044715), b.mul(x, b.mul(x, x)))))))) : "
+        "b.mul(b.mul(b.cst(0.5), x), b.add(b.cst(1.0), b.erf(b.mul(x, b.cst(0.7071067811865476)))))",
+        "Gaussian error linear unit (approximate = none | tanh)",
+        float_only=True,
+        attrs=(("approximate", "StrAttr"),),
+    ),
+    # binary
+    Elementwise("add", 2, 'b.add(x, b.mul(y, b.cst(b.attrF("alpha"))))', "x + alpha * y",
+                attrs=(("alpha", "F64Attr"),)),
+    Elementwise("sub", 2, 'b.sub(x, b.mul(y, b.cst(b.attrF("alpha"))))', "x - alpha * y",
+                attrs=(("alpha", "F64Attr"),)),
+    Elementwise("mul", 2, "b.mul(x, y)", "x * y"),
+    Elementwise("div", 2, "b.div(x, y)", "true division", float_only=True),
+    Elementwise("maximum", 2, "b.max(x, y)", "elementwise maximum (NaN-propagating)"),
+    Elementwise("minimum", 2, "b.min(x, y)", "elementwise minimum (NaN-propagating)"),
+    Elementwise("pow", 2, "b.pow(x, y)", "x ** y", float_only=True),
+]
+
+
+# --------------------------------------------------------------------------
+# Argument converters for aten entries
+# --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Arg:
+    kind: str  # see KINDS
+    aten: str  # aten argument name
+    extra: str = ""  # kind-specific detail (e.g. the default for an empty list)
+
+
+KINDS = {
+    "tensor": "operand from a tensor argument",
+    "opt_tensor": "optional operand from a `Tensor?` argument",
+    "tensor_list": "variadic operands from a `Tensor[]` argument",
+    "scalar": "operand: a 0-d constant from a `Scalar` argument",
+    "f64": "F64Attr from a float/Scalar argument",
+    "i64": "I64Attr from an int argument",
+    "bool": "BoolAttr from a bool argument",
+    "str": "StrAttr from a str argument",
+    "ints": "DenseI64ArrayAttr from an int[] argument (extra: aten arg to copy when empty)",
+    "dim": "I64Attr: a dimension, normalised against the rank of the first operand",
+    "dims": "DenseI64ArrayAttr: dimensions, normalised; None or [] means all",
+    "index": "I64Attr: a position along dimension `extra`, normalised and clamped; None is 0",
+    "reversed_dims": "DenseI64ArrayAttr: the dimensions of the first operand, reversed",
+}
+
+
+def T(name: str) -> Arg:
+    return Arg("tensor", name)
+
+
+def OptT(name: str) -> Arg:
+    return Arg("opt_tensor", name)
+
+
+def TList(name: str) -> Arg:
+    return Arg("tensor_list", name)
+
+
+def Scalar(name: str) -> Arg:
+    return Arg("scalar", name)
+
+
+def F(name: str) -> Arg:
+    return Arg("f64", name)
+
+
+def I(name: str) -> Arg:  # noqa: E743
+    return Arg("i64", name)
+
+
+def B(name: str) -> Arg:
+    return Arg("bool", name)
+
+
+def Str(name: str) -> Arg:
+    return Arg("str", name)
+
+
+def Ints(name: str, empty_means: str = "") -> Arg:
+    return Arg("ints", name, empty_means)
+
+
+def Dim(name: str) -> Arg:
+    return Arg("dim", name)
+
+
+def Dims(name: str) -> Arg:
+    return Arg("dims", name)
+
+
+def Index(name: str, dim_arg: str) -> Arg:
+    return Arg("index", name, dim_arg)
+
+
+# Type promotion applied to tensor/scalar operands before the dialect op:
+#   "none"   operands are passed through unchanged
+#   "result" operands are cast to the result dtype (arithmetic ops)
+PROMOTE_MODES = ("none", "result")
+
+
+@dataclass(frozen=True)
+class Aten:
+    schema: str  # "name" or "name.overload" (without the aten:: prefix)
+    op: str  # dialect op mnemonic, or "" for an identity (result = first operand)
+    args: dict[str, Arg] = field(default_factory=dict)  # dialect operand/attr name -> converter
+    promote: str = "none"
+    results: int = 1  # how many aten results the dialect op produces
+    note: str = ""
+
+
+def _binary(schema: str, op: str, rhs: Arg, alpha: bool = False, swap: bool = False) -> Aten:
+    lhs = T("self")
+    args = {"lhs": rhs, "rhs": lhs} if swap else {"lhs": lhs, "rhs": rhs}
+    if alpha:
+        args["alpha"] = F("alpha")
+    return Aten(schema, op, args, promote="result")
+
+
+ATEN: list[Aten] = [
+    # ---- elementwise, unary
+    *[Aten(n, n, {"input": T("self")}, promote="result")
+      for n in ("neg", "abs", "relu", "exp", "log", "sqrt", "rsqrt", "reciprocal", "erf", "tanh",
+                "sigmoid", "silu")],
+    Aten("gelu", "gelu", {"input": T("self"), "approximate": Str("approximate")}, promote="result"),
+    # ---- elementwise, binary
+    _binary("add.Tensor", "add", T("other"), alpha=True),
+    _binary("add.Scalar", "add", Scalar("other"), alpha=True),
+    _binary("sub.Tensor", "sub", T("other"), alpha=True),
+    _binary("sub.Scalar", "sub", Scalar("other"), alpha=True),
+    _binary("rsub.Tensor", "sub", T("other"), alpha=True, swap=True),
+    _binary("rsub.Scalar", "sub", Scalar("other"), alpha=True, swap=True),
+    _binary("mul.Tensor", "mul", T("other")),
+    _binary("mul.Scalar", "mul", Scalar("other")),
+    _binary("div.Tensor", "div", T("other")),
+    _binary("div.Scalar", "div", Scalar("other")),
+    _binary("maximum", "maximum", T("other")),
+    _binary("minimum", "minimum", T("other")),
+    _binary("pow.Tensor_Tensor", "pow", T("exponent")),
+    _binary("pow.Tensor_Scalar", "pow", Scalar("exponent")),
+    # ---- casts and identities
+    Aten("_to_copy", "cast", {"input": T("self")}, note="dtype conversion on the device"),
+    Aten("clone", "", {"input": T("self")}),
+    Aten("alias_copy", "", {"input": T("self")}),
+    Aten("detach_copy", "", {"input": T("self")}),
+    Aten("lift_fresh_copy", "", {"input": T("self")}),
+    Aten("dropout", "dropout", {"input": T("input"), "p": F("p"), "train": B("train")}),
+    # ---- linear algebra
+    Aten("linear", "linear", {"input": T("input"), "weight": T("weight"), "bias": OptT("bias")}),
+    Aten("matmul", "matmul", {"lhs": T("self"), "rhs": T("other")}),
+    Aten("mm", "matmul", {"lhs": T("self"), "rhs": T("mat2")}),
+    Aten("bmm", "matmul", {"lhs": T("self"), "rhs": T("mat2")}),
+    Aten("addmm", "addmm", {"input": T("self"), "lhs": T("mat1"), "rhs": T("mat2"),
+                            "beta": F("beta"), "alpha": F("alpha")}),
+    Aten("scaled_dot_product_attention", "sdpa",
+         {"query": T("query"), "key": T("key"), "value": T("value"), "mask": OptT("attn_mask"),
+          "dropout_p": F("dropout_p"), "is_causal": B("is_causal"), "scale": F("scale")},
+         note="decomposed into matmul/softmax"),
+    # ---- convolution and pooling
+    Aten("convolution", "convolution",
+         {"input": T("input"), "weight": T("weight"), "bias": OptT("bias"),
+          "stride": Ints("stride"), "padding": Ints("padding"), "dilation": Ints("dilation"),
+          "transposed": B("transposed"), "output_padding": Ints("output_padding"),
+          "groups": I("groups")}),
+    Aten("conv2d", "convolution",
+         {"input": T("input"), "weight": T("weight"), "bias": OptT("bias"),
+          "stride": Ints("stride"), "padding": Ints("padding"), "dilation": Ints("dilation"),
+          "groups": I("groups")}),
+    Aten("max_pool2d", "max_pool2d",
+         {"input": T("self"), "kernel_size": Ints("kernel_size"),
+          "stride": Ints("stride", empty_means="kernel_size"), "padding": Ints("padding"),
+          "dilation": Ints("dilation"), "ceil_mode": B("ceil_mode")}),
+    Aten("avg_pool2d", "avg_pool2d",
+         {"input": T("self"), "kernel_size": Ints("kernel_size"),
+          "stride": Ints("stride", empty_means="kernel_size"), "padding": Ints("padding"),
+          "ceil_mode": B("ceil_mode"), "count_include_pad": B("count_include_pad"),
+          "divisor_override": I("divisor_override")}),
+    Aten("adaptive_avg_pool2d", "adaptive_avg_pool2d",
+         {"input": T("self"), "output_size": Ints("output_size")}),
+    # ---- normalisation
+    Aten("batch_norm", "batch_norm",
+         {"input": T("input"), "weight": OptT("weight"), "bias": OptT("bias"),
+          "mean": OptT("running_mean"), "var": OptT("running_var"), "training": B("training"),
+          "eps": F("eps")}),
+    Aten("_native_batch_norm_legit_no_training", "batch_norm",
+         {"input": T("input"), "weight": OptT("weight"), "bias": OptT("bias"),
+          "mean": T("running_mean"), "var": T("running_var"), "eps": F("eps")}),
+    Aten("layer_norm", "layer_norm",
+         {"input": T("input"), "weight": OptT("weight"), "bias": OptT("bias"),
+          "normalized_shape": Ints("normalized_shape"), "eps": F("eps")}),
+    Aten("softmax.int", "softmax", {"input": T("self"), "dim": Dim("dim")}),
+    Aten("_softmax", "softmax", {"input": T("self"), "dim": Dim("dim")}),
+    Aten("log_softmax.int", "log_softmax", {"input": T("self"), "dim": Dim("dim")}),
+    Aten("_log_softmax", "log_softmax", {"input": T("self"), "dim": Dim("dim")}),
+    # ---- reductions
+    Aten("sum", "reduce_sum", {"input": T("self"), "dims": Dims("")}),
+    Aten("sum.dim_IntList", "reduce_sum",
+         {"input": T("self"), "dims": Dims("dim"), "keepdim": B("keepdim")}),
+    Aten("mean", "reduce_mean", {"input": T("self"), "dims": Dims("")}),
+    Aten("mean.dim", "reduce_mean",
+         {"input": T("self"), "dims": Dims("dim"), "keepdim": B("keepdim")}),
+    # ---- data movement (functionalization turns views into their *_copy forms)
+    Aten("view_copy", "reshape", {"input": T("self")}),
+    Aten("_unsafe_view", "reshape", {"input": T("self")}),
+    Aten("unsqueeze_copy", "reshape", {"input": T("self")}),
+    Aten("squeeze_copy", "reshape", {"input": T("self")}),
+    Aten("squeeze_copy.dim", "reshape", {"input": T("self")}),
+    Aten("squeeze_copy.dims", "reshape", {"input": T("self")}),
+    Aten("permute_copy", "permute", {"input": T("self"), "dims": Dims("dims")}),
+    Aten("transpose_copy.int", "transpose", {"input": T("self"), "dim0": Dim("dim0"),
+                                             "dim1": Dim("dim1")}),
+    Aten("t_copy", "permute", {"input": T("self"), "dims": Arg("reversed_dims", "")}),
+    Aten("expand_copy", "expand", {"input": T("self")}),
+    Aten("slice_copy.Tensor", "slice", {"input": T("self"), "dim": Dim("dim"),
+                                        "start": Index("start", "dim"), "step": I("step")}),
+    Aten("select_copy.int", "select", {"input": T("self"), "dim": Dim("dim"),
+                                       "index": Index("index", "dim")}),
+    Aten("cat", "cat", {"inputs": TList("tensors"), "dim": Dim("dim")}, promote="result"),
+    Aten("embedding", "embedding", {"weight": T("weight"), "indices": T("indices")}),
+]
