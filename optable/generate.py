@@ -111,6 +111,10 @@ def check_table() -> list[str]:
                 errors.append(f"{e.schema}: `{arg.aten}` is not an argument of {schemas[overload]}")
             if arg.kind == "ints" and arg.extra and arg.extra not in arg_names:
                 errors.append(f"{e.schema}: `{arg.extra}` is not an argument")
+        if not e.reaches_backend and torch._C._dispatch_has_kernel_for_dispatch_key(
+                f"aten::{e.schema}", "CompositeImplicitAutograd"):
+            errors.append(f"{e.schema}: CompositeImplicitAutograd ops are decomposed before "
+                          "they reach the ipu backend; list the ops they decompose into")
         if e.op and e.op not in known:
             errors.append(f"{e.schema}: dialect op poptorch.{e.op} is not defined")
         if e.promote not in table.PROMOTE_MODES:
@@ -118,17 +122,42 @@ def check_table() -> list[str]:
     return errors
 
 
+def variants(e: "table.Aten") -> list[tuple[str, str, str]]:
+    """(name, overload, mode) of the entry and its in-place and out= variants.
+
+    A variant has the functional overload's arguments (plus `out` tensors), so
+    one table entry serves all three forms.
+    """
+    import torch
+
+    name, overload = split_schema(e.schema)
+    functional = {s.overload_name: s for s in
+                  torch._C._jit_get_schemas_for_operator(f"aten::{name}")}[overload]
+    args = [(a.name, str(a.type)) for a in functional.arguments]
+    found = [(name, overload, "Functional")]
+    for s in torch._C._jit_get_schemas_for_operator(f"aten::{name}_"):
+        if s.overload_name == overload and [(a.name, str(a.type)) for a in s.arguments] == args:
+            found.append((f"{name}_", overload, "Inplace"))
+    for s in torch._C._jit_get_schemas_for_operator(f"aten::{name}"):
+        outs = [a for a in s.arguments if a.is_out]
+        rest = [(a.name, str(a.type)) for a in s.arguments if not a.is_out]
+        if outs and len(outs) >= e.results and rest == args:
+            found.append((name, s.overload_name, "Out"))
+    return found
+
+
 def gen_capture_table() -> str:
-    out = [f"// {HEADER}", "// One row per captured aten overload: {name, overload, dialect op, promote,",
-           "// results, {kind, aten arg, dialect name, extra}...}.", ""]
+    out = [f"// {HEADER}", "// One row per captured aten overload: {name, overload, mode, dialect op,",
+           "// promote, results, {kind, aten arg, dialect name, extra}...}.", ""]
     for e in table.ATEN:
-        name, overload = split_schema(e.schema)
         args = ", ".join(
             f'{{ArgKind::{ARG_KIND_ENUM[a.kind]}, "{a.aten}", "{d}", "{a.extra}"}}'
             for d, a in e.args.items())
         op = f"poptorch.{e.op}" if e.op else ""
         promote = "Promote::Result" if e.promote == "result" else "Promote::None"
-        out.append(f'{{"aten::{name}", "{overload}", "{op}", {promote}, {e.results}, {{{args}}}}},')
+        for name, overload, mode in variants(e):
+            out.append(f'{{"aten::{name}", "{overload}", Mode::{mode}, "{op}", {promote}, '
+                       f'{e.results}, {{{args}}}}},')
     return "\n".join(out) + "\n"
 
 

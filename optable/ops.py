@@ -177,6 +177,9 @@ class Aten:
     promote: str = "none"
     results: int = 1  # how many aten results the dialect op produces
     note: str = ""
+    # CompositeImplicitAutograd ops are normally decomposed above the backend;
+    # those that functionalization hands to the backend whole say so here.
+    reaches_backend: bool = False
 
 
 def _binary(schema: str, op: str, rhs: Arg, alpha: bool = False, swap: bool = False) -> Aten:
@@ -214,53 +217,48 @@ ATEN: list[Aten] = [
     Aten("alias_copy", "", {"input": T("self")}),
     Aten("detach_copy", "", {"input": T("self")}),
     Aten("lift_fresh_copy", "", {"input": T("self")}),
-    Aten("dropout", "dropout", {"input": T("input"), "p": F("p"), "train": B("train")}),
     # ---- linear algebra
-    Aten("linear", "linear", {"input": T("input"), "weight": T("weight"), "bias": OptT("bias")}),
-    Aten("matmul", "matmul", {"lhs": T("self"), "rhs": T("other")}),
     Aten("mm", "matmul", {"lhs": T("self"), "rhs": T("mat2")}),
     Aten("bmm", "matmul", {"lhs": T("self"), "rhs": T("mat2")}),
-    Aten("addmm", "addmm", {"input": T("self"), "lhs": T("mat1"), "rhs": T("mat2"),
-                            "beta": F("beta"), "alpha": F("alpha")}),
     Aten("scaled_dot_product_attention", "sdpa",
          {"query": T("query"), "key": T("key"), "value": T("value"), "mask": OptT("attn_mask"),
           "dropout_p": F("dropout_p"), "is_causal": B("is_causal"), "scale": F("scale")},
-         note="decomposed into matmul/softmax"),
+         reaches_backend=True, note="decomposed into matmul and softmax"),
+    Aten("addmm", "addmm", {"input": T("self"), "lhs": T("mat1"), "rhs": T("mat2"),
+                            "beta": F("beta"), "alpha": F("alpha")}),
     # ---- convolution and pooling
     Aten("convolution", "convolution",
          {"input": T("input"), "weight": T("weight"), "bias": OptT("bias"),
           "stride": Ints("stride"), "padding": Ints("padding"), "dilation": Ints("dilation"),
           "transposed": B("transposed"), "output_padding": Ints("output_padding"),
           "groups": I("groups")}),
-    Aten("conv2d", "convolution",
-         {"input": T("input"), "weight": T("weight"), "bias": OptT("bias"),
-          "stride": Ints("stride"), "padding": Ints("padding"), "dilation": Ints("dilation"),
-          "groups": I("groups")}),
-    Aten("max_pool2d", "max_pool2d",
+    Aten("max_pool2d_with_indices", "max_pool2d",
          {"input": T("self"), "kernel_size": Ints("kernel_size"),
           "stride": Ints("stride", empty_means="kernel_size"), "padding": Ints("padding"),
-          "dilation": Ints("dilation"), "ceil_mode": B("ceil_mode")}),
+          "dilation": Ints("dilation"), "ceil_mode": B("ceil_mode")},
+         note="the indices result is not computed"),
     Aten("avg_pool2d", "avg_pool2d",
          {"input": T("self"), "kernel_size": Ints("kernel_size"),
           "stride": Ints("stride", empty_means="kernel_size"), "padding": Ints("padding"),
           "ceil_mode": B("ceil_mode"), "count_include_pad": B("count_include_pad"),
           "divisor_override": I("divisor_override")}),
-    Aten("adaptive_avg_pool2d", "adaptive_avg_pool2d",
+    Aten("_adaptive_avg_pool2d", "adaptive_avg_pool2d",
          {"input": T("self"), "output_size": Ints("output_size")}),
     # ---- normalisation
-    Aten("batch_norm", "batch_norm",
+    Aten("native_batch_norm", "batch_norm",
          {"input": T("input"), "weight": OptT("weight"), "bias": OptT("bias"),
           "mean": OptT("running_mean"), "var": OptT("running_var"), "training": B("training"),
-          "eps": F("eps")}),
+          "eps": F("eps")},
+         note="inference only (running statistics); saved statistics are not computed"),
     Aten("_native_batch_norm_legit_no_training", "batch_norm",
          {"input": T("input"), "weight": OptT("weight"), "bias": OptT("bias"),
-          "mean": T("running_mean"), "var": T("running_var"), "eps": F("eps")}),
-    Aten("layer_norm", "layer_norm",
+          "mean": T("running_mean"), "var": T("running_var"), "eps": F("eps")},
+         note="the saved mean / invstd results are not computed"),
+    Aten("native_layer_norm", "layer_norm",
          {"input": T("input"), "weight": OptT("weight"), "bias": OptT("bias"),
-          "normalized_shape": Ints("normalized_shape"), "eps": F("eps")}),
-    Aten("softmax.int", "softmax", {"input": T("self"), "dim": Dim("dim")}),
+          "normalized_shape": Ints("normalized_shape"), "eps": F("eps")},
+         note="the mean / rstd results are not computed"),
     Aten("_softmax", "softmax", {"input": T("self"), "dim": Dim("dim")}),
-    Aten("log_softmax.int", "log_softmax", {"input": T("self"), "dim": Dim("dim")}),
     Aten("_log_softmax", "log_softmax", {"input": T("self"), "dim": Dim("dim")}),
     # ---- reductions
     Aten("sum", "reduce_sum", {"input": T("self"), "dims": Dims("")}),

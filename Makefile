@@ -1,0 +1,55 @@
+# The two commands of the README:
+#   make demo   install what is missing, build, run the demo
+#   make test   install what is missing, build, run every test suite
+# Everything else here is a step of those two.
+
+VENV      := .venv
+PY        := $(VENV)/bin/python
+APT_PKGS  := libmlir-22-dev mlir-22-tools llvm-22-dev
+PIP_PKGS  := torch==2.13.0 pybind11==3.1.0 scikit-build-core==1.1.2 lit==23.1.5 ninja \
+             numpy pytest ruff
+JOBS      ?= 2
+export CMAKE_BUILD_PARALLEL_LEVEL := $(JOBS)
+export PATH := $(CURDIR)/$(VENV)/bin:/usr/lib/llvm-22/bin:$(PATH)
+
+.PHONY: demo test deps build generate check-generated lint test-python test-lit bench
+
+demo: build
+	$(PY) examples/demo.py
+
+test: build check-generated lint test-lit test-python
+
+deps: $(VENV)/.deps-stamp
+
+$(VENV)/.deps-stamp: Makefile
+	@missing=""; for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing$$missing"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check $(PIP_PKGS)
+	touch $@
+
+# scikit-build-core builds in build/<wheel tag>/ and keeps it, so rebuilds are incremental.
+build: deps
+	$(PY) -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps -e .
+
+generate: deps
+	$(PY) optable/generate.py
+
+check-generated: deps
+	$(PY) optable/generate.py --check
+
+lint: deps
+	$(VENV)/bin/ruff check python tests optable benchmarks examples
+
+test-lit: build
+	$(VENV)/bin/lit -sv mlir/test
+
+test-python: build
+	$(PY) -m pytest -q tests
+
+bench: build
+	$(PY) benchmarks/bench_spine.py

@@ -1,0 +1,230 @@
+//===- Device.cpp - the "ipu" device: allocator, guard, eager kernels ---===//
+//
+// IPU tensors live in host memory (our "device" runs programs on the host
+// CPU). Outside tracing every op on them runs through PyTorch's CPU
+// fallback; while a Tracer is active every op is captured instead (see
+// Tracer.cpp). Copies and views are implemented here because both modes
+// need them.
+//
+//===----------------------------------------------------------------------===//
+#include "Device.h"
+#include "Tracer.h"
+
+#include <ATen/EmptyTensor.h>
+#include <ATen/InferSize.h>
+#include <ATen/native/CPUFallback.h>
+#include <ATen/ops/_to_copy_native.h>
+#include <ATen/ops/_reshape_alias_native.h>
+#include <ATen/ops/as_strided_native.h>
+#include <ATen/ops/view_native.h>
+#include <c10/core/Allocator.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <torch/library.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace poptorch {
+
+namespace {
+
+constexpr size_t kAlignment = 64;
+
+void ipuFree(void *p) { std::free(p); }
+
+struct IpuAllocator final : c10::Allocator {
+  c10::DataPtr allocate(size_t n) override {
+    void *p = nullptr;
+    if (n > 0) {
+      size_t rounded = (n + kAlignment - 1) / kAlignment * kAlignment;
+      p = std::aligned_alloc(kAlignment, rounded);
+      TORCH_CHECK(p, "poptorch: out of host memory allocating ", n, " bytes for an ipu tensor");
+    }
+    return {p, p, &ipuFree, c10::Device(c10::DeviceType::IPU, 0)};
+  }
+  c10::DeleterFnPtr raw_deleter() const override { return &ipuFree; }
+  void copy_data(void *dest, const void *src, std::size_t count) const override {
+    std::memcpy(dest, src, count);
+  }
+};
+
+IpuAllocator gAllocator;
+
+struct IpuGuardImpl final : c10::impl::DeviceGuardImplInterface {
+  c10::DeviceType type() const override { return c10::DeviceType::IPU; }
+  c10::Device exchangeDevice(c10::Device) const override { return {c10::DeviceType::IPU, 0}; }
+  c10::Device getDevice() const override { return {c10::DeviceType::IPU, 0}; }
+  void setDevice(c10::Device d) const override {
+    TORCH_CHECK(d.index() <= 0, "poptorch: there is one ipu device (ipu:0); got ", d);
+  }
+  void uncheckedSetDevice(c10::Device) const noexcept override {}
+  c10::Stream getStream(c10::Device d) const override {
+    return c10::Stream(c10::Stream::DEFAULT, d);
+  }
+  c10::Stream exchangeStream(c10::Stream s) const override { return s; }
+  c10::DeviceIndex deviceCount() const noexcept override { return 1; }
+};
+
+} // namespace
+
+c10::Allocator *ipuAllocator() { return &gAllocator; }
+
+at::Tensor hostAlias(const at::Tensor &t) {
+  if (!t.defined() || t.device().type() != c10::DeviceType::IPU)
+    return t;
+  return at::from_blob(t.data_ptr(), t.sizes(), t.strides(),
+                       t.options().device(c10::kCPU));
+}
+
+at::Tensor emptyIpu(c10::IntArrayRef sizes, c10::IntArrayRef strides, at::ScalarType dtype) {
+  return at::detail::empty_strided_generic(sizes, strides, &gAllocator,
+                                           c10::DispatchKeySet(c10::DispatchKey::IPU), dtype);
+}
+
+namespace {
+
+at::Tensor ipuEmpty(c10::IntArrayRef size, std::optional<at::ScalarType> dtype,
+                    std::optional<at::Layout>, std::optional<at::Device>,
+                    std::optional<bool>, std::optional<at::MemoryFormat> memoryFormat) {
+  return at::detail::empty_generic(size, &gAllocator,
+                                   c10::DispatchKeySet(c10::DispatchKey::IPU),
+                                   dtype.value_or(at::get_default_dtype_as_scalartype()),
+                                   memoryFormat);
+}
+
+at::Tensor ipuEmptyStrided(c10::IntArrayRef size, c10::IntArrayRef stride,
+                           std::optional<at::ScalarType> dtype, std::optional<at::Layout>,
+                           std::optional<at::Device>, std::optional<bool>) {
+  return emptyIpu(size, stride, dtype.value_or(at::get_default_dtype_as_scalartype()));
+}
+
+// Every copy that involves an ipu tensor lands here (ipu has the highest
+// backend priority of the two operands).
+at::Tensor &ipuCopy(at::Tensor &self, const at::Tensor &src, bool /*non_blocking*/) {
+  if (Tracer *tracer = Tracer::current())
+    return tracer->captureCopy(self, src);
+  hostAlias(self).copy_(hostAlias(src));
+  return self;
+}
+
+at::Tensor ipuCopyFrom(const at::Tensor &self, const at::Tensor &dst, bool nonBlocking) {
+  at::Tensor d = dst;
+  ipuCopy(d, self, nonBlocking);
+  return dst;
+}
+
+at::Tensor ipuCopyFromAndResize(const at::Tensor &self, const at::Tensor &dst) {
+  at::Tensor d = dst;
+  if (d.sizes() != self.sizes())
+    d.resize_(self.sizes());
+  ipuCopy(d, self, false);
+  return dst;
+}
+
+const at::Tensor &ipuResize(const at::Tensor &self, c10::IntArrayRef size,
+                            std::optional<at::MemoryFormat>) {
+  int64_t numel = c10::multiply_integers(size);
+  size_t needed = (numel + self.storage_offset()) * self.element_size();
+  c10::StorageImpl *storage = self.unsafeGetTensorImpl()->storage().unsafeGetStorageImpl();
+  if (needed > storage->nbytes()) {
+    c10::DataPtr fresh = gAllocator.allocate(needed);
+    if (storage->nbytes() > 0)
+      std::memcpy(fresh.get(), storage->data(), storage->nbytes());
+    storage->set_data_ptr_noswap(std::move(fresh));
+    storage->set_nbytes(needed);
+  }
+  self.unsafeGetTensorImpl()->set_sizes_contiguous(size);
+  return self;
+}
+
+at::Scalar ipuLocalScalarDense(const at::Tensor &self) {
+  if (Tracer *tracer = Tracer::current())
+    tracer->checkReadable(self, "aten::_local_scalar_dense (Tensor.item(), bool(), int(), "
+                                "float() or Python control flow on a tensor)");
+  return hostAlias(self).item();
+}
+
+void ipuFallback(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
+  if (Tracer *tracer = Tracer::current())
+    return tracer->capture(op, stack);
+  if (op.schema().name() == "aten::_to_copy") {
+    // The CPU fallback itself moves tensors with _to_copy: use the generic
+    // implementation (empty + copy_) instead of recursing.
+    auto args = torch::jit::pop(*stack, 7);
+    at::Tensor r = at::native::_to_copy(
+        args[0].toTensor(), args[1].toOptional<at::ScalarType>(),
+        args[2].toOptional<at::Layout>(), args[3].toOptional<at::Device>(),
+        args[4].toOptional<bool>(), args[5].toBool(),
+        args[6].toOptional<at::MemoryFormat>());
+    stack->push_back(std::move(r));
+    return;
+  }
+  at::native::cpu_fallback(op, stack);
+}
+
+at::Tensor ipuView(const at::Tensor &self, c10::IntArrayRef size) {
+  if (Tracer *tracer = Tracer::current()) {
+    auto sizes = at::infer_size(size, self.numel());
+    if (auto r = tracer->captureView(self, sizes, c10::contiguous_strides(sizes),
+                                     self.storage_offset(), "aten::view"))
+      return *r;
+  }
+  return at::native::view(self, size);
+}
+
+at::Tensor ipuReshapeAlias(const at::Tensor &self, c10::IntArrayRef size,
+                           c10::IntArrayRef stride) {
+  if (Tracer *tracer = Tracer::current())
+    if (auto r = tracer->captureView(self, size, stride, self.storage_offset(),
+                                     "aten::_reshape_alias"))
+      return *r;
+  return at::native::_reshape_alias(self, size, stride);
+}
+
+at::Tensor ipuAsStrided(const at::Tensor &self, c10::IntArrayRef size, c10::IntArrayRef stride,
+                        std::optional<int64_t> offset) {
+  if (Tracer *tracer = Tracer::current())
+    if (auto r = tracer->captureView(self, size, stride, offset.value_or(self.storage_offset()),
+                                     "aten::as_strided"))
+      return *r;
+  return at::native::as_strided_tensorimpl(self, size, stride, offset);
+}
+
+// scaled_dot_product_attention asks the backend which fused kernel to use;
+// ours is the math decomposition (matmul, softmax, ...), which we capture.
+void ipuFusedSdpChoice(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
+  torch::jit::drop(*stack, op.schema().arguments().size());
+  stack->push_back(c10::IValue(int64_t{0})); // sdp::SDPBackend::math
+}
+
+} // namespace
+
+void registerCaptureKernel(torch::Library &m, const char *qualifiedName) {
+  m.impl(qualifiedName, torch::CppFunction::makeFromBoxedFunction<&ipuFallback>());
+}
+
+} // namespace poptorch
+
+REGISTER_ALLOCATOR(c10::DeviceType::IPU, &poptorch::gAllocator);
+C10_REGISTER_GUARD_IMPL(IPU, poptorch::IpuGuardImpl);
+
+TORCH_LIBRARY_IMPL(_, IPU, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&poptorch::ipuFallback>());
+}
+
+TORCH_LIBRARY_IMPL(aten, IPU, m) {
+  m.impl("empty.memory_format", &poptorch::ipuEmpty);
+  m.impl("empty_strided", &poptorch::ipuEmptyStrided);
+  m.impl("copy_", &poptorch::ipuCopy);
+  m.impl("_copy_from", &poptorch::ipuCopyFrom);
+  m.impl("_copy_from_and_resize", &poptorch::ipuCopyFromAndResize);
+  m.impl("resize_", &poptorch::ipuResize);
+  m.impl("_local_scalar_dense", &poptorch::ipuLocalScalarDense);
+  m.impl("view", &poptorch::ipuView);
+  m.impl("as_strided", &poptorch::ipuAsStrided);
+  m.impl("_reshape_alias", &poptorch::ipuReshapeAlias);
+  m.impl("_fused_sdp_choice",
+         torch::CppFunction::makeFromBoxedFunction<&poptorch::ipuFusedSdpChoice>());
+  for (const char *name : poptorch::capturedOpNames())
+    poptorch::registerCaptureKernel(m, name);
+}

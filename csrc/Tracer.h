@@ -1,0 +1,98 @@
+//===- Tracer.h - capture of dispatched ops into the poptorch dialect ---===//
+#pragma once
+
+#include "bridge/Bridge.h"
+
+#include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/util/intrusive_ptr.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace poptorch {
+
+using poptorch_bridge::ValueId;
+
+/// What the tracer knows about one ipu tensor.
+/// Ipu tensors that are not in the tracer's map are constants: their memory
+/// holds their value.
+struct TracedValue {
+  explicit TracedValue(const at::Tensor &t) : owner(t.getIntrusivePtr()) {}
+  c10::weak_intrusive_ptr<c10::TensorImpl> owner;
+  ValueId value = -1;        // a traced value, or
+  std::string poisonReason;  // produced by an unsupported op
+};
+
+struct UnsupportedOp {
+  std::string schema;
+  std::string location;
+  int count = 1;
+};
+
+/// One tracing session: every op dispatched to the ipu device while it is
+/// active is recorded into a GraphBuilder. Tracing is single-threaded.
+class Tracer {
+public:
+  explicit Tracer(std::vector<std::string> sourceExcludes);
+  ~Tracer();
+
+  static Tracer *current();
+  void activate();
+  void deactivate();
+
+  /// Registers an ipu tensor as a function argument.
+  void addArgument(const at::Tensor &t, const std::string &name, const std::string &role);
+  /// Ends tracing: `outputs` become the results. Throws if any op was
+  /// unsupported (listing all of them) or an output cannot be produced.
+  void finish(const std::vector<at::Tensor> &outputs);
+  std::string moduleText(bool debugInfo) const { return builder.print(debugInfo); }
+  /// For each result after the user outputs: the argument it writes back.
+  const std::vector<int64_t> &bufferUpdateArgs() const { return updateArgs; }
+  size_t numOps() const { return opCount; }
+
+  // Entry points from the device kernels.
+  void capture(const c10::OperatorHandle &op, torch::jit::Stack *stack);
+  at::Tensor &captureCopy(at::Tensor &self, const at::Tensor &src);
+  void checkReadable(const at::Tensor &t, const std::string &what);
+  /// A view of a traced tensor that reached the backend without
+  /// functionalization (inside a composite op's decomposition): captured as
+  /// the equivalent reshape or permute. Returns nullopt for untraced tensors.
+  std::optional<at::Tensor> captureView(const at::Tensor &self, c10::IntArrayRef sizes,
+                                        c10::IntArrayRef strides, int64_t offset,
+                                        const char *opName);
+
+private:
+  TracedValue *lookup(const at::Tensor &t);
+  bool isTraced(const at::Tensor &t);
+  void bindValue(const at::Tensor &t, ValueId v);
+  void bindPoison(const at::Tensor &t, const std::string &reason);
+  /// The value of `t` converted to `dtype` (constants are converted on the
+  /// host at trace time, traced values through poptorch.cast).
+  ValueId valueOf(const at::Tensor &t, std::optional<at::ScalarType> dtype,
+                  const std::string &opName);
+  at::Tensor constantOf(const at::Tensor &t);
+  poptorch_bridge::SourceLoc sourceLocation() const;
+  std::string describe(const poptorch_bridge::SourceLoc &loc) const;
+  [[noreturn]] void fail(const std::string &opName, const std::string &message) const;
+
+  void foldOnHost(const c10::OperatorHandle &op, torch::jit::Stack *stack);
+  std::vector<c10::IValue> runOnMeta(const c10::OperatorHandle &op,
+                                     const std::vector<c10::IValue> &args);
+
+  poptorch_bridge::GraphBuilder builder;
+  std::unordered_map<c10::TensorImpl *, TracedValue> values;
+  std::vector<std::string> excludes;
+  std::map<std::string, UnsupportedOp> unsupported;
+  std::vector<std::string> unsupportedOrder;
+  std::map<int64_t, ValueId> bufferUpdates;  // arg index -> new value
+  std::unordered_map<ValueId, int64_t> argIndexOfValue;
+  std::vector<int64_t> updateArgs;
+  int64_t numArgs = 0;
+  size_t opCount = 0;
+};
+
+} // namespace poptorch

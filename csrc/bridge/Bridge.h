@@ -1,0 +1,129 @@
+//===- Bridge.h - torch-free interface between capture and MLIR ---------===//
+//
+// The torch side (csrc/*.cpp) and the MLIR side (csrc/bridge/*.cpp) meet
+// only through these plain C++ types, so that no translation unit includes
+// both torch and MLIR headers (they disagree on exceptions and flags).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace poptorch_bridge {
+
+enum class ElemType : uint8_t { F32, F64, F16, BF16, Bool, I8, U8, I16, I32, I64 };
+
+size_t elemSize(ElemType t);
+const char *elemName(ElemType t);
+
+struct TensorType {
+  std::vector<int64_t> shape;
+  ElemType dtype = ElemType::F32;
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+  bool operator==(const TensorType &o) const {
+    return shape == o.shape && dtype == o.dtype;
+  }
+};
+
+using ValueId = int64_t;
+
+struct AttrValue {
+  enum Kind { F64, I64, Bool, Str, Ints } kind = I64;
+  double f = 0;
+  int64_t i = 0;
+  bool b = false;
+  std::string s;
+  std::vector<int64_t> ints;
+};
+
+struct SourceLoc {
+  std::string file;
+  int line = 0;
+};
+
+/// Raised for anything the MLIR side rejects (verifier, pass, JIT).
+struct CompileError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Builds the captured `func.func @main` of a `poptorch` dialect module.
+class GraphBuilder {
+public:
+  GraphBuilder();
+  ~GraphBuilder();
+
+  /// role: "input", "parameter" or "buffer"; name: a user-facing name.
+  ValueId addArgument(const TensorType &type, const std::string &name,
+                      const std::string &role);
+  /// A dense constant; `data` holds numel * elemSize bytes, row-major.
+  ValueId addConstant(const TensorType &type, const void *data);
+  /// Creates the dialect op `opName` (e.g. "poptorch.add"). One operand group
+  /// per ODS operand (0 or 1 values for optional operands, n for variadic).
+  /// Throws CompileError with the verifier's message when the op is invalid.
+  std::vector<ValueId>
+  addOp(const std::string &opName,
+        const std::vector<std::vector<ValueId>> &operandGroups,
+        const std::vector<std::pair<std::string, AttrValue>> &attrs,
+        const std::vector<TensorType> &resultTypes, const SourceLoc &loc);
+  /// True if `opName` is a registered op of the dialect.
+  bool hasOp(const std::string &opName) const;
+  TensorType typeOf(ValueId v) const;
+  /// Finishes the function: returns `outputs`, then the new value of every
+  /// mutated buffer (each result carries `poptorch.updates = <arg index>`).
+  void finish(const std::vector<ValueId> &outputs,
+              const std::vector<std::pair<int64_t, ValueId>> &bufferUpdates);
+  /// The module as text (with source locations when `debugInfo`).
+  std::string print(bool debugInfo) const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
+
+/// A memref argument for a compiled program: contiguous row-major data.
+struct BufferRef {
+  void *data;
+  std::vector<int64_t> shape;
+};
+
+struct CompileOptions {
+  std::string dumpDir;          // empty: no dumps
+  bool printStageTimings = false;
+};
+
+/// A JIT-compiled program. Thread-compatible; `run` may be called repeatedly.
+class Program {
+public:
+  /// Parses `moduleText` (a captured module), runs every pipeline stage and
+  /// JIT-compiles the result.
+  static std::unique_ptr<Program> compile(const std::string &moduleText,
+                                          const CompileOptions &options);
+  virtual ~Program();
+  /// Runs `main`: inputs in argument order, then one buffer per result.
+  virtual void run(const std::vector<BufferRef> &inputs,
+                   const std::vector<BufferRef> &outputs) = 0;
+  /// Stage name and module text after it, in pipeline order ("captured" first).
+  virtual const std::vector<std::pair<std::string, std::string>> &stages() const = 0;
+  /// Seconds spent per stage, including "jit".
+  virtual const std::vector<std::pair<std::string, double>> &timings() const = 0;
+};
+
+/// Releases every live JIT engine; called at interpreter exit so that no
+/// ExecutionEngine outlives LLVM's static destructors.
+void releaseAllPrograms();
+
+/// The pipeline as (stage, textual pass pipeline) pairs.
+std::vector<std::pair<std::string, std::string>> pipelineStages();
+
+} // namespace poptorch_bridge

@@ -1,0 +1,288 @@
+//===- GraphBuilder.cpp - build the captured poptorch module ------------===//
+//
+// MLIR side of capture: turns the tracer's generic "op name + operands +
+// attributes + result types" records into dialect ops with OperationState,
+// so no per-op C++ exists here; the verifier checks every op as it is built.
+//
+//===----------------------------------------------------------------------===//
+#include "Bridge.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/Verifier.h"
+#include "poptorch/Dialect/Poptorch/IR/PoptorchDialect.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstring>
+
+using namespace mlir;
+
+namespace poptorch_bridge {
+
+size_t elemSize(ElemType t) {
+  switch (t) {
+  case ElemType::F64:
+  case ElemType::I64:
+    return 8;
+  case ElemType::F32:
+  case ElemType::I32:
+    return 4;
+  case ElemType::F16:
+  case ElemType::BF16:
+  case ElemType::I16:
+    return 2;
+  default:
+    return 1;
+  }
+}
+
+const char *elemName(ElemType t) {
+  static const char *names[] = {"float32", "float64", "float16", "bfloat16", "bool",
+                                "int8",    "uint8",   "int16",   "int32",    "int64"};
+  return names[static_cast<int>(t)];
+}
+
+static Type toMlir(MLIRContext *ctx, ElemType t) {
+  switch (t) {
+  case ElemType::F32:
+    return Float32Type::get(ctx);
+  case ElemType::F64:
+    return Float64Type::get(ctx);
+  case ElemType::F16:
+    return Float16Type::get(ctx);
+  case ElemType::BF16:
+    return BFloat16Type::get(ctx);
+  case ElemType::Bool:
+    return IntegerType::get(ctx, 1);
+  case ElemType::I8:
+    return IntegerType::get(ctx, 8);
+  case ElemType::U8:
+    return IntegerType::get(ctx, 8, IntegerType::Unsigned);
+  case ElemType::I16:
+    return IntegerType::get(ctx, 16);
+  case ElemType::I32:
+    return IntegerType::get(ctx, 32);
+  case ElemType::I64:
+    return IntegerType::get(ctx, 64);
+  }
+  return {};
+}
+
+static ElemType fromMlir(Type t) {
+  if (t.isF32())
+    return ElemType::F32;
+  if (t.isF64())
+    return ElemType::F64;
+  if (t.isF16())
+    return ElemType::F16;
+  if (t.isBF16())
+    return ElemType::BF16;
+  auto it = cast<IntegerType>(t);
+  switch (it.getWidth()) {
+  case 1:
+    return ElemType::Bool;
+  case 8:
+    return it.isUnsigned() ? ElemType::U8 : ElemType::I8;
+  case 16:
+    return ElemType::I16;
+  case 32:
+    return ElemType::I32;
+  default:
+    return ElemType::I64;
+  }
+}
+
+struct GraphBuilder::Impl {
+  MLIRContext ctx;
+  OwningOpRef<ModuleOp> module;
+  func::FuncOp func;
+  Block *body = nullptr;
+  std::vector<Value> values;
+  std::string diagnostics;
+  std::unique_ptr<ScopedDiagnosticHandler> handler;
+
+  Impl() {
+    ctx.loadDialect<func::FuncDialect, poptorch::PoptorchDialect>();
+    handler = std::make_unique<ScopedDiagnosticHandler>(&ctx, [this](Diagnostic &d) {
+      if (!diagnostics.empty())
+        diagnostics += "\n";
+      diagnostics += d.str();
+      for (auto &note : d.getNotes())
+        diagnostics += "\n  note: " + note.str();
+      return success();
+    });
+    OpBuilder b(&ctx);
+    module = ModuleOp::create(UnknownLoc::get(&ctx));
+    b.setInsertionPointToEnd(module->getBody());
+    func = func::FuncOp::create(b, UnknownLoc::get(&ctx), "main",
+                                b.getFunctionType({}, {}));
+    func->setAttr("llvm.emit_c_interface", UnitAttr::get(&ctx));
+    body = func.addEntryBlock();
+  }
+
+  RankedTensorType tensorType(const TensorType &t) {
+    return RankedTensorType::get(t.shape, toMlir(&ctx, t.dtype));
+  }
+
+  ValueId add(Value v) {
+    values.push_back(v);
+    return static_cast<ValueId>(values.size() - 1);
+  }
+
+  Value get(ValueId id) {
+    if (id < 0 || id >= static_cast<ValueId>(values.size()))
+      throw CompileError("internal error: unknown value id");
+    return values[id];
+  }
+
+  Location loc(const SourceLoc &l) {
+    if (l.file.empty())
+      return UnknownLoc::get(&ctx);
+    return FileLineColLoc::get(&ctx, l.file, l.line, 0);
+  }
+
+  Attribute attr(const AttrValue &a) {
+    Builder b(&ctx);
+    switch (a.kind) {
+    case AttrValue::F64:
+      return b.getF64FloatAttr(a.f);
+    case AttrValue::I64:
+      return b.getI64IntegerAttr(a.i);
+    case AttrValue::Bool:
+      return b.getBoolAttr(a.b);
+    case AttrValue::Str:
+      return b.getStringAttr(a.s);
+    case AttrValue::Ints:
+      return b.getDenseI64ArrayAttr(a.ints);
+    }
+    return {};
+  }
+};
+
+GraphBuilder::GraphBuilder() : impl(std::make_unique<Impl>()) {}
+GraphBuilder::~GraphBuilder() = default;
+
+ValueId GraphBuilder::addArgument(const TensorType &type, const std::string &name,
+                                  const std::string &role) {
+  Builder b(&impl->ctx);
+  Value arg = impl->body->addArgument(impl->tensorType(type),
+                                      NameLoc::get(b.getStringAttr(name)));
+  // The function type is fixed up in finish(); record the attributes now.
+  unsigned idx = impl->body->getNumArguments() - 1;
+  impl->func.setType(b.getFunctionType(impl->body->getArgumentTypes(), {}));
+  impl->func.setArgAttr(idx, "poptorch.name", b.getStringAttr(name));
+  impl->func.setArgAttr(idx, "poptorch.role", b.getStringAttr(role));
+  return impl->add(arg);
+}
+
+ValueId GraphBuilder::addConstant(const TensorType &type, const void *data) {
+  RankedTensorType ty = impl->tensorType(type);
+  size_t es = elemSize(type.dtype);
+  int64_t n = type.numel();
+  const char *bytes = static_cast<const char *>(data);
+  bool splat = n > 0;
+  for (int64_t i = 1; i < n && splat; ++i)
+    splat = std::memcmp(bytes, bytes + i * es, es) == 0;
+  DenseElementsAttr value;
+  if (type.dtype == ElemType::Bool) {
+    SmallVector<bool> bits;
+    for (int64_t i = 0; i < (splat ? 1 : n); ++i)
+      bits.push_back(bytes[i] != 0);
+    value = DenseElementsAttr::get(ty, ArrayRef<bool>(bits));
+  } else {
+    value = DenseElementsAttr::getFromRawBuffer(
+        ty, llvm::ArrayRef<char>(bytes, (splat ? 1 : n) * es));
+  }
+  OpBuilder b(&impl->ctx);
+  b.setInsertionPointToEnd(impl->body);
+  auto op = poptorch::ConstantOp::create(b, UnknownLoc::get(&impl->ctx), ty,
+                                         cast<ElementsAttr>(value));
+  return impl->add(op.getResult());
+}
+
+bool GraphBuilder::hasOp(const std::string &opName) const {
+  return RegisteredOperationName::lookup(opName, &impl->ctx).has_value();
+}
+
+std::vector<ValueId>
+GraphBuilder::addOp(const std::string &opName,
+                    const std::vector<std::vector<ValueId>> &operandGroups,
+                    const std::vector<std::pair<std::string, AttrValue>> &attrs,
+                    const std::vector<TensorType> &resultTypes,
+                    const SourceLoc &srcLoc) {
+  auto name = RegisteredOperationName::lookup(opName, &impl->ctx);
+  if (!name)
+    throw CompileError("internal error: no dialect op " + opName);
+  Location loc = impl->loc(srcLoc);
+  OperationState state(loc, *name);
+  std::vector<int32_t> segments;
+  for (auto &group : operandGroups) {
+    segments.push_back(static_cast<int32_t>(group.size()));
+    for (ValueId v : group)
+      state.addOperands(impl->get(v));
+  }
+  Builder b(&impl->ctx);
+  if (name->hasTrait<OpTrait::AttrSizedOperandSegments>())
+    state.addAttribute("operandSegmentSizes", b.getDenseI32ArrayAttr(segments));
+  for (auto &[attrName, value] : attrs)
+    state.addAttribute(attrName, impl->attr(value));
+  for (auto &t : resultTypes)
+    state.addTypes(impl->tensorType(t));
+  OpBuilder ob(&impl->ctx);
+  ob.setInsertionPointToEnd(impl->body);
+  Operation *op = ob.create(state);
+  impl->diagnostics.clear();
+  if (failed(verify(op, /*verifyRecursively=*/false))) {
+    std::string msg = impl->diagnostics;
+    op->erase();
+    throw CompileError(msg.empty() ? "invalid " + opName : msg);
+  }
+  std::vector<ValueId> ids;
+  for (Value r : op->getResults())
+    ids.push_back(impl->add(r));
+  return ids;
+}
+
+TensorType GraphBuilder::typeOf(ValueId v) const {
+  auto ty = cast<RankedTensorType>(impl->get(v).getType());
+  return TensorType{std::vector<int64_t>(ty.getShape().begin(), ty.getShape().end()),
+                    fromMlir(ty.getElementType())};
+}
+
+void GraphBuilder::finish(const std::vector<ValueId> &outputs,
+                          const std::vector<std::pair<int64_t, ValueId>> &bufferUpdates) {
+  OpBuilder b(&impl->ctx);
+  b.setInsertionPointToEnd(impl->body);
+  SmallVector<Value> results;
+  for (ValueId v : outputs)
+    results.push_back(impl->get(v));
+  for (auto &[arg, v] : bufferUpdates)
+    results.push_back(impl->get(v));
+  func::ReturnOp::create(b, UnknownLoc::get(&impl->ctx), results);
+  SmallVector<Type> types;
+  for (Value v : results)
+    types.push_back(v.getType());
+  impl->func.setType(b.getFunctionType(impl->body->getArgumentTypes(), types));
+  for (size_t i = 0; i < bufferUpdates.size(); ++i)
+    impl->func.setResultAttr(outputs.size() + i, "poptorch.updates",
+                             b.getI64IntegerAttr(bufferUpdates[i].first));
+  impl->diagnostics.clear();
+  if (failed(verify(*impl->module)))
+    throw CompileError("captured module is invalid:\n" + impl->diagnostics);
+}
+
+std::string GraphBuilder::print(bool debugInfo) const {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  OpPrintingFlags flags;
+  if (debugInfo)
+    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+  impl->module->print(os, flags);
+  return s;
+}
+
+} // namespace poptorch_bridge

@@ -1,0 +1,247 @@
+//===- Program.cpp - run the pipeline and JIT the result ----------------===//
+//
+// The Poplar analog: parses a captured module, runs the textual pipeline
+// stage by stage (keeping each stage's text for dumps and replay) and
+// JIT-compiles the LLVM dialect with mlir::ExecutionEngine at O3 for the
+// host CPU. Calls go through the packed C interface of @main.
+//
+//===----------------------------------------------------------------------===//
+#include "Bridge.h"
+
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "poptorch/Transforms/Passes.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <mutex>
+#include <set>
+
+using namespace mlir;
+
+namespace poptorch_bridge {
+
+std::vector<std::pair<std::string, std::string>> pipelineStages() {
+  return poptorch::getCompilePipelineStages();
+}
+
+namespace {
+
+std::mutex &registryMutex() {
+  static std::mutex m;
+  return m;
+}
+std::set<class JitProgram *> &liveProgramsSet() {
+  static auto *s = new std::set<JitProgram *>();
+  return *s;
+}
+
+void initOnce() {
+  static bool done = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    registerAllPasses();
+    poptorch::registerPoptorchPassesAndPipelines();
+    return true;
+  }();
+  (void)done;
+}
+
+std::string toText(Operation *op) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  op->print(os, OpPrintingFlags().enableDebugInfo(true, /*prettyForm=*/false));
+  return s;
+}
+
+class JitProgram final : public Program {
+public:
+  JitProgram() {
+    std::lock_guard<std::mutex> lock(registryMutex());
+    liveProgramsSet().insert(this);
+  }
+  ~JitProgram() override {
+    std::lock_guard<std::mutex> lock(registryMutex());
+    liveProgramsSet().erase(this);
+  }
+
+  void release() { engine.reset(); }
+
+  void compile(const std::string &moduleText, const CompileOptions &options) {
+    initOnce();
+    DialectRegistry registry;
+    poptorch::registerAllPoptorchDialects(registry);
+    MLIRContext ctx(registry);
+    ctx.disableMultithreading();
+    std::string diags;
+    ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
+      if (!diags.empty())
+        diags += "\n";
+      llvm::raw_string_ostream os(diags);
+      os << d.getLocation() << ": " << d.str();
+      for (auto &note : d.getNotes())
+        os << "\n  note: " << note.getLocation() << ": " << note.str();
+      return success();
+    });
+
+    auto clock = std::chrono::steady_clock::now;
+    auto t0 = clock();
+    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(moduleText, &ctx);
+    if (!module)
+      throw CompileError("cannot parse the captured module:\n" + diags);
+    stageTexts.emplace_back("captured", moduleText);
+    stageTimes.emplace_back("parse", seconds(clock() - t0));
+    dump(options, 0, "captured", moduleText);
+
+    int index = 1;
+    for (auto &[name, text] : poptorch::getCompilePipelineStages()) {
+      auto ts = clock();
+      PassManager pm(&ctx, ModuleOp::getOperationName());
+      std::string err;
+      llvm::raw_string_ostream es(err);
+      // Stage texts are `builtin.module(<passes>)`: add <passes> to pm.
+      llvm::StringRef body(text);
+      if (!body.consume_front("builtin.module(") || !body.consume_back(")"))
+        throw CompileError("stage " + name + " is not a builtin.module pipeline");
+      if (failed(parsePassPipeline(body, pm, es)))
+        throw CompileError("invalid pipeline for stage " + name + ": " + err);
+      diags.clear();
+      if (failed(pm.run(*module)))
+        throw CompileError("stage `" + name + "` failed:\n" + diags +
+                           "\nreplay with: poptorch-opt <previous stage>.mlir "
+                           "--pass-pipeline='" + text + "'");
+      std::string after = toText(module->getOperation());
+      stageTimes.emplace_back(name, seconds(clock() - ts));
+      dump(options, index++, name, after);
+      stageTexts.emplace_back(name, std::move(after));
+    }
+
+    auto tj = clock();
+    auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!tmBuilder)
+      throw CompileError("cannot detect the host CPU for the JIT");
+    tmBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+    auto tm = tmBuilder->createTargetMachine();
+    if (!tm)
+      throw CompileError("cannot create a target machine for the host CPU");
+    ExecutionEngineOptions eo;
+    eo.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+    // ExecutionEngineOptions holds function_refs: keep the callee alive here.
+    std::function<llvm::Error(llvm::Module *)> optimize =
+        makeOptimizingTransformer(3, 0, tm->get());
+    eo.transformer = optimize;
+    for (const char *lib : {"libmlir_c_runner_utils.so"}) {
+      std::string path = std::string(POPTORCH_MLIR_LIB_DIR) + "/" + lib;
+      if (llvm::sys::fs::exists(path))
+        sharedLibs.push_back(path);
+    }
+    for (auto &p : sharedLibs)
+      sharedLibRefs.push_back(p);
+    eo.sharedLibPaths = sharedLibRefs;
+    diags.clear();
+    auto created = ExecutionEngine::create(*module, eo, std::move(*tm));
+    if (!created) {
+      std::string msg = llvm::toString(created.takeError());
+      throw CompileError("JIT compilation failed: " + msg + "\n" + diags);
+    }
+    engine = std::move(*created);
+    stageTimes.emplace_back("jit", seconds(clock() - tj));
+  }
+
+  void run(const std::vector<BufferRef> &inputs,
+           const std::vector<BufferRef> &outputs) override {
+    if (!engine)
+      throw CompileError("the program was released (interpreter exit or destroy())");
+    // One memref descriptor per argument: {alloc, aligned, offset, sizes, strides}.
+    std::vector<std::vector<int64_t>> descs;
+    descs.reserve(inputs.size() + outputs.size());
+    auto addDesc = [&](const BufferRef &b) {
+      std::vector<int64_t> d(3 + 2 * b.shape.size());
+      d[0] = d[1] = reinterpret_cast<int64_t>(b.data);
+      d[2] = 0;
+      int64_t stride = 1;
+      size_t r = b.shape.size();
+      for (size_t i = 0; i < r; ++i)
+        d[3 + i] = b.shape[i];
+      for (size_t i = r; i-- > 0;) {
+        d[3 + r + i] = stride;
+        stride *= b.shape[i];
+      }
+      descs.push_back(std::move(d));
+    };
+    for (auto &b : inputs)
+      addDesc(b);
+    for (auto &b : outputs)
+      addDesc(b);
+    std::vector<void *> descPtrs(descs.size());
+    std::vector<void *> args(descs.size());
+    for (size_t i = 0; i < descs.size(); ++i) {
+      descPtrs[i] = descs[i].data();
+      args[i] = &descPtrs[i];
+    }
+    llvm::Error err = engine->invokePacked("_mlir_ciface_main", args);
+    if (err)
+      throw CompileError("cannot run the program: " + llvm::toString(std::move(err)));
+  }
+
+  const std::vector<std::pair<std::string, std::string>> &stages() const override {
+    return stageTexts;
+  }
+  const std::vector<std::pair<std::string, double>> &timings() const override {
+    return stageTimes;
+  }
+
+private:
+  static double seconds(std::chrono::steady_clock::duration d) {
+    return std::chrono::duration<double>(d).count();
+  }
+
+  static void dump(const CompileOptions &o, int index, const std::string &name,
+                   const std::string &text) {
+    if (o.dumpDir.empty())
+      return;
+    llvm::sys::fs::create_directories(o.dumpDir);
+    char prefix[8];
+    snprintf(prefix, sizeof(prefix), "%02d-", index);
+    std::error_code ec;
+    llvm::raw_fd_ostream os(o.dumpDir + "/" + prefix + name + ".mlir", ec);
+    if (!ec)
+      os << text;
+  }
+
+  std::unique_ptr<ExecutionEngine> engine;
+  std::vector<std::string> sharedLibs;
+  std::vector<llvm::StringRef> sharedLibRefs;
+  std::vector<std::pair<std::string, std::string>> stageTexts;
+  std::vector<std::pair<std::string, double>> stageTimes;
+};
+
+} // namespace
+
+Program::~Program() = default;
+
+std::unique_ptr<Program> Program::compile(const std::string &moduleText,
+                                          const CompileOptions &options) {
+  auto p = std::make_unique<JitProgram>();
+  p->compile(moduleText, options);
+  return p;
+}
+
+void releaseAllPrograms() {
+  std::lock_guard<std::mutex> lock(registryMutex());
+  for (JitProgram *p : liveProgramsSet())
+    p->release();
+}
+
+} // namespace poptorch_bridge

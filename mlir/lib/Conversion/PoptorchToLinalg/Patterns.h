@@ -1,0 +1,118 @@
+//===- Patterns.h - private helpers of the poptorch-to-linalg lowering ----===//
+//
+// Shared by the op-family files of this folder: small builders for tensors
+// (empty, fill, reshape, broadcast, element conversion) and one
+// `populate…Patterns` entry point per family.
+//
+//===----------------------------------------------------------------------===//
+#ifndef POPTORCH_CONVERSION_POPTORCHTOLINALG_PATTERNS_H
+#define POPTORCH_CONVERSION_POPTORCHTOLINALG_PATTERNS_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "poptorch/Dialect/Poptorch/IR/PoptorchDialect.h"
+
+namespace mlir::poptorch {
+
+//===----------------------------------------------------------------------===//
+// Types and scalars
+//===----------------------------------------------------------------------===//
+
+inline RankedTensorType getTensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+/// True for `ui8` and friends: arith only computes on signless integers, so
+/// compute ops reinterpret such values as signless and remember the signedness.
+bool isUnsignedInteger(Type t);
+
+/// Integer types whose values are non-negative: unsigned ones and i1 (bool).
+bool hasUnsignedSemantics(Type t);
+
+/// The signless type of the same width for unsigned integers, else `t`.
+Type toSignlessType(Type t);
+
+/// f16/bf16 compute in f32 (as PyTorch's CPU kernels do); others as is.
+Type getComputeType(Type t);
+
+/// A scalar arith.constant of `type` (float or integer) with value `v`.
+Value createScalar(OpBuilder &b, Location loc, Type type, double v);
+
+/// The lowest value of `type`: -inf for floats, the signed minimum for ints
+/// (0 for i1 and unsigned types).
+Value createLowest(OpBuilder &b, Location loc, Type type);
+
+/// Converts one scalar with PyTorch's rules (float->int truncates toward zero,
+/// x->bool is x != 0, bool->x is 0/1). `srcUnsigned`/`dstUnsigned` carry the
+/// signedness of the (signless) integer values.
+Value convertScalar(OpBuilder &b, Location loc, Value v, Type dst,
+                    bool srcUnsigned, bool dstUnsigned);
+
+//===----------------------------------------------------------------------===//
+// Tensors
+//===----------------------------------------------------------------------===//
+
+Value createEmpty(OpBuilder &b, Location loc, RankedTensorType type);
+
+/// tensor.empty + linalg.fill with `scalar`.
+Value createFilled(OpBuilder &b, Location loc, RankedTensorType type,
+                   Value scalar);
+
+/// Row-major reshape with tensor.collapse_shape / tensor.expand_shape: one op
+/// when the reshape is a pure collapse or expansion, else via 1-D.
+Value reshapeTensor(OpBuilder &b, Location loc, Value v,
+                    ArrayRef<int64_t> shape);
+
+/// Numpy broadcast of `v` to `shape` (linalg.broadcast after dropping the
+/// size-1 dims that broadcast).
+Value broadcastTensor(OpBuilder &b, Location loc, Value v,
+                      ArrayRef<int64_t> shape);
+
+/// Indexing map of an operand of shape `from` read by a loop nest over `to`
+/// under numpy broadcasting (broadcast size-1 dims read index 0).
+AffineMap getBroadcastMap(MLIRContext *ctx, ArrayRef<int64_t> from,
+                          ArrayRef<int64_t> to);
+
+/// Elementwise conversion of a tensor to `elemType` (see convertScalar).
+Value castTensor(OpBuilder &b, Location loc, Value v, Type elemType);
+
+/// Inside a linalg body, reinterprets an unsigned-integer scalar as the
+/// signless integer arith computes on (and back). tensor.bitcast does not
+/// bufferize, so this is a scalar builtin.unrealized_conversion_cast, which
+/// disappears in the LLVM lowering where both are the same iN.
+Value scalarToSignless(OpBuilder &b, Location loc, Value v);
+Value scalarFromSignless(OpBuilder &b, Location loc, Value v, Type type);
+
+/// A linalg.generic over `shape` whose body applies `fn` to one element of
+/// each input (inputs broadcast to `shape`) and yields a `resultElem`.
+Value createElementwiseGeneric(
+    OpBuilder &b, Location loc, ValueRange inputs, ArrayRef<int64_t> shape,
+    Type resultElem,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> fn);
+
+/// DenseI64 elements of `tensor<Nxi64>`, as the strides/dilations of the
+/// named linalg convolution and pooling ops.
+DenseIntElementsAttr getI64Elements(OpBuilder &b, ArrayRef<int64_t> values);
+
+//===----------------------------------------------------------------------===//
+// Pattern entry points, one per op family
+//===----------------------------------------------------------------------===//
+
+void populateElementwisePatterns(RewritePatternSet &patterns);
+void populateLinearAlgebraPatterns(RewritePatternSet &patterns);
+void populateConvPoolPatterns(RewritePatternSet &patterns);
+void populateReductionPatterns(RewritePatternSet &patterns);
+void populateDataMovementPatterns(RewritePatternSet &patterns);
+
+/// The rewrites of `poptorch-decompose` (defined in
+/// lib/Transforms/Decompose.cpp); the lowering runs them first so that it
+/// also accepts composite ops when run on its own.
+void populatePoptorchDecomposePatterns(RewritePatternSet &patterns);
+
+} // namespace mlir::poptorch
+
+#endif // POPTORCH_CONVERSION_POPTORCHTOLINALG_PATTERNS_H

@@ -1,0 +1,164 @@
+// convert-poptorch-to-linalg: contractions, convolutions, pools and
+// reductions become the named linalg ops that poptorch-tile-and-vectorize
+// matches.
+// RUN: poptorch-opt %s -split-input-file --convert-poptorch-to-linalg | FileCheck %s
+
+// -----
+
+// CHECK-LABEL: func.func @matmul_2d
+// CHECK: %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[F:.*]] = linalg.fill ins(%[[Z]] : f32) outs(%{{.*}} : tensor<3x5xf32>)
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<3x4xf32>, tensor<4x5xf32>) outs(%[[F]] : tensor<3x5xf32>)
+func.func @matmul_2d(%a: tensor<3x4xf32>, %b: tensor<4x5xf32>) -> tensor<3x5xf32> {
+  %0 = poptorch.matmul %a, %b : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}
+
+// -----
+
+// Batched activations times a matrix: one matmul over the flattened rows.
+// CHECK-LABEL: func.func @matmul_batched_weight
+// CHECK: %[[L:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<2x3x4xf32> into tensor<6x4xf32>
+// CHECK: %[[M:.*]] = linalg.matmul ins(%[[L]], %{{.*}} : tensor<6x4xf32>, tensor<4x5xf32>)
+// CHECK: tensor.expand_shape %[[M]] {{\[\[}}0, 1], [2]] output_shape [2, 3, 5]
+func.func @matmul_batched_weight(%a: tensor<2x3x4xf32>, %b: tensor<4x5xf32>) -> tensor<2x3x5xf32> {
+  %0 = poptorch.matmul %a, %b : (tensor<2x3x4xf32>, tensor<4x5xf32>) -> tensor<2x3x5xf32>
+  return %0 : tensor<2x3x5xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @matmul_broadcast_batch
+// CHECK: linalg.broadcast ins(%{{.*}} : tensor<2x3x4xf32>) outs(%{{.*}} : tensor<2x5x3x4xf32>) dimensions = [1]
+// CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2], [3]] : tensor<2x5x3x4xf32> into tensor<10x3x4xf32>
+// CHECK: linalg.broadcast ins(%{{.*}} : tensor<5x4x6xf32>) outs(%{{.*}} : tensor<2x5x4x6xf32>) dimensions = [0]
+// CHECK: %[[B:.*]] = linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<10x3x4xf32>, tensor<10x4x6xf32>) outs(%{{.*}} : tensor<10x3x6xf32>)
+// CHECK: tensor.expand_shape %[[B]] {{\[\[}}0, 1], [2], [3]] output_shape [2, 5, 3, 6]
+func.func @matmul_broadcast_batch(%a: tensor<2x1x3x4xf32>, %b: tensor<5x4x6xf32>) -> tensor<2x5x3x6xf32> {
+  %0 = poptorch.matmul %a, %b : (tensor<2x1x3x4xf32>, tensor<5x4x6xf32>) -> tensor<2x5x3x6xf32>
+  return %0 : tensor<2x5x3x6xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @matmul_dot
+// CHECK: linalg.dot ins(%{{.*}}, %{{.*}} : tensor<4xf32>, tensor<4xf32>) outs(%{{.*}} : tensor<f32>)
+func.func @matmul_dot(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<f32> {
+  %0 = poptorch.matmul %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @matmul_vec
+// CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [4, 1] : tensor<4xf32> into tensor<4x1xf32>
+// CHECK: %[[M:.*]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<3x4xf32>, tensor<4x1xf32>)
+// CHECK: tensor.collapse_shape %[[M]] {{\[\[}}0, 1]] : tensor<3x1xf32> into tensor<3xf32>
+func.func @matmul_vec(%a: tensor<3x4xf32>, %b: tensor<4xf32>) -> tensor<3xf32> {
+  %0 = poptorch.matmul %a, %b : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+// The convolution accumulates into the broadcast bias.
+// CHECK-LABEL: func.func @conv
+// CHECK-SAME: (%[[X:.*]]: tensor<1x3x8x8xf32>, %[[W:.*]]: tensor<4x3x3x3xf32>, %[[B:.*]]: tensor<4xf32>)
+// CHECK: %[[P:.*]] = tensor.pad %[[X]] low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: } : tensor<1x3x8x8xf32> to tensor<1x3x10x10xf32>
+// CHECK: %[[INIT:.*]] = linalg.broadcast ins(%[[B]] : tensor<4xf32>) outs(%{{.*}} : tensor<1x4x4x4xf32>) dimensions = [0, 2, 3]
+// CHECK: linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%[[P]], %[[W]] : tensor<1x3x10x10xf32>, tensor<4x3x3x3xf32>) outs(%[[INIT]] : tensor<1x4x4x4xf32>)
+func.func @conv(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) -> tensor<1x4x4x4xf32> {
+  %0 = poptorch.convolution %x, %w bias %b {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
+  return %0 : tensor<1x4x4x4xf32>
+}
+
+// -----
+
+// Grouped (here depthwise) convolution splits the channels into groups.
+// CHECK-LABEL: func.func @conv_groups
+// CHECK: tensor.expand_shape %{{.*}} output_shape [1, 4, 1, 6, 6]
+// CHECK: tensor.expand_shape %{{.*}} output_shape [4, 1, 1, 3, 3]
+// CHECK: %[[C:.*]] = linalg.conv_2d_ngchw_gfchw {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x4x1x6x6xf32>, tensor<4x1x1x3x3xf32>) outs(%{{.*}} : tensor<1x4x1x4x4xf32>)
+// CHECK: tensor.collapse_shape %[[C]] {{\[\[}}0], [1], [2, 3], [4]] : tensor<1x4x1x4x4xf32> into tensor<1x4x4x4xf32>
+func.func @conv_groups(%x: tensor<1x4x6x6xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x4x4x4xf32> {
+  %0 = poptorch.convolution %x, %w {stride = array<i64: 1>, padding = array<i64: 0>, dilation = array<i64: 1>, groups = 4 : i64} : (tensor<1x4x6x6xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x4x4xf32>
+  return %0 : tensor<1x4x4x4xf32>
+}
+
+// -----
+
+// -inf padding; ceil_mode windows get extra high padding.
+// CHECK-LABEL: func.func @max_pool
+// CHECK: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: %[[P:.*]] = tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: tensor.yield %[[NINF]] : f32
+// CHECK: %[[WIN:.*]] = tensor.empty() : tensor<3x3xf32>
+// CHECK: %[[F:.*]] = linalg.fill ins(%[[NINF]] : f32)
+// CHECK: linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%[[P]], %[[WIN]] : tensor<1x2x9x9xf32>, tensor<3x3xf32>) outs(%[[F]] : tensor<1x2x4x4xf32>)
+func.func @max_pool(%x: tensor<1x2x7x7xf32>) -> tensor<1x2x4x4xf32> {
+  %0 = poptorch.max_pool2d %x {kernel_size = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, ceil_mode = true} : tensor<1x2x7x7xf32> -> tensor<1x2x4x4xf32>
+  return %0 : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// count_include_pad = false: the divisor counts the window inside the input only.
+// CHECK-DAG: #[[$ID4:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[$HW:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+// CHECK-LABEL: func.func @avg_pool
+// CHECK: tensor.expand_shape %{{.*}} output_shape [1, 2, 7, 7] : tensor<2x7x7xf32> into tensor<1x2x7x7xf32>
+// CHECK: %[[S:.*]] = linalg.pooling_nchw_sum {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x2x9x9xf32>, tensor<3x3xf32>)
+// CHECK: %[[D:.*]] = arith.constant dense<{{\[\[}}4.000000e+00, 6.000000e+00, 6.000000e+00, 4.000000e+00], [6.000000e+00, 9.000000e+00, 9.000000e+00, 6.000000e+00], [6.000000e+00, 9.000000e+00, 9.000000e+00, 6.000000e+00], [4.000000e+00, 6.000000e+00, 6.000000e+00, 4.000000e+00]]> : tensor<4x4xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[$ID4]], #[[$HW]], #[[$ID4]]], {{.*}}} ins(%[[S]], %[[D]] : tensor<1x2x4x4xf32>, tensor<4x4xf32>)
+// CHECK: arith.divf
+// CHECK: tensor.collapse_shape %{{.*}} : tensor<1x2x4x4xf32> into tensor<2x4x4xf32>
+func.func @avg_pool(%x: tensor<2x7x7xf32>) -> tensor<2x4x4xf32> {
+  %0 = poptorch.avg_pool2d %x {kernel_size = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, count_include_pad = false} : tensor<2x7x7xf32> -> tensor<2x4x4xf32>
+  return %0 : tensor<2x4x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @adaptive_avg_pool
+// CHECK: linalg.pooling_nchw_sum {dilations = dense<1> : tensor<2xi64>, strides = dense<6> : tensor<2xi64>} ins(%{{.*}}, %{{.*}} : tensor<1x2x6x6xf32>, tensor<6x6xf32>)
+// CHECK: arith.constant 3.600000e+01 : f32
+func.func @adaptive_avg_pool(%x: tensor<1x2x6x6xf32>) -> tensor<1x2x1x1xf32> {
+  %0 = poptorch.adaptive_avg_pool2d %x {output_size = array<i64: 1, 1>} : tensor<1x2x6x6xf32> -> tensor<1x2x1x1xf32>
+  return %0 : tensor<1x2x1x1xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @reduce_sum_keepdim
+// CHECK: %[[R:.*]] = linalg.reduce ins(%{{.*}} : tensor<2x3x4xf32>) outs(%{{.*}} : tensor<3xf32>) dimensions = [0, 2]
+// CHECK: arith.addf
+// CHECK: tensor.expand_shape %[[R]] {{\[\[}}0, 1, 2]] output_shape [1, 3, 1] : tensor<3xf32> into tensor<1x3x1xf32>
+func.func @reduce_sum_keepdim(%x: tensor<2x3x4xf32>) -> tensor<1x3x1xf32> {
+  %0 = poptorch.reduce_sum %x {dims = array<i64: 2, 0>, keepdim = true} : tensor<2x3x4xf32> -> tensor<1x3x1xf32>
+  return %0 : tensor<1x3x1xf32>
+}
+
+// -----
+
+// f16 sums accumulate in f32.
+// CHECK-LABEL: func.func @reduce_sum_f16
+// CHECK: arith.extf %{{.*}} : f16 to f32
+// CHECK: linalg.reduce ins(%{{.*}} : tensor<2x3xf32>) outs(%{{.*}} : tensor<2xf32>) dimensions = [1]
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+func.func @reduce_sum_f16(%x: tensor<2x3xf16>) -> tensor<2xf16> {
+  %0 = poptorch.reduce_sum %x {dims = array<i64: 1>} : tensor<2x3xf16> -> tensor<2xf16>
+  return %0 : tensor<2xf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @reduce_max_int
+// CHECK: %[[MIN:.*]] = arith.constant -2147483648 : i32
+// CHECK: linalg.fill ins(%[[MIN]] : i32)
+// CHECK: linalg.reduce
+// CHECK: arith.maxsi
+func.func @reduce_max_int(%x: tensor<2x3xi32>) -> tensor<2xi32> {
+  %0 = poptorch.reduce_max %x {dims = array<i64: 1>} : tensor<2x3xi32> -> tensor<2xi32>
+  return %0 : tensor<2xi32>
+}

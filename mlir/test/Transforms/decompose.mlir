@@ -1,0 +1,200 @@
+// poptorch-decompose: composite ops become matmul, elementwise, reduction and
+// data-movement poptorch ops.
+// RUN: poptorch-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(poptorch-decompose))' | FileCheck %s
+
+// CHECK-LABEL: func.func @linear
+// CHECK-SAME: (%[[X:.*]]: tensor<4x16xf32>, %[[W:.*]]: tensor<32x16xf32>, %[[B:.*]]: tensor<32xf32>)
+// CHECK: %[[WT:.*]] = poptorch.permute %[[W]] {dims = array<i64: 1, 0>} : tensor<32x16xf32> -> tensor<16x32xf32>
+// CHECK: %[[MM:.*]] = poptorch.matmul %[[X]], %[[WT]] : (tensor<4x16xf32>, tensor<16x32xf32>) -> tensor<4x32xf32>
+// CHECK: %[[R:.*]] = poptorch.add %[[MM]], %[[B]] : (tensor<4x32xf32>, tensor<32xf32>) -> tensor<4x32xf32>
+// CHECK: return %[[R]]
+func.func @linear(%x: tensor<4x16xf32>, %w: tensor<32x16xf32>, %b: tensor<32xf32>) -> tensor<4x32xf32> {
+  %0 = poptorch.linear %x, %w bias %b : (tensor<4x16xf32>, tensor<32x16xf32>, tensor<32xf32>) -> tensor<4x32xf32>
+  return %0 : tensor<4x32xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @linear_vector_weight
+// CHECK-NOT: poptorch.permute
+// CHECK: poptorch.matmul %{{.*}}, %{{.*}} : (tensor<2x3x4xf32>, tensor<4xf32>) -> tensor<2x3xf32>
+// CHECK-NOT: poptorch.add
+func.func @linear_vector_weight(%x: tensor<2x3x4xf32>, %w: tensor<4xf32>) -> tensor<2x3xf32> {
+  %0 = poptorch.linear %x, %w : (tensor<2x3x4xf32>, tensor<4xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @addmm
+// CHECK-SAME: (%[[I:.*]]: tensor<5xf32>, %[[A:.*]]: tensor<3x4xf32>, %[[B:.*]]: tensor<4x5xf32>)
+// CHECK-DAG: %[[BETA:.*]] = poptorch.constant dense<2.000000e+00> : tensor<f32>
+// CHECK-DAG: %[[ALPHA:.*]] = poptorch.constant dense<5.000000e-01> : tensor<f32>
+// CHECK: %[[MM:.*]] = poptorch.matmul %[[A]], %[[B]]
+// CHECK: %[[SMM:.*]] = poptorch.mul %[[MM]], %[[ALPHA]]
+// CHECK: %[[SI:.*]] = poptorch.mul %[[I]], %[[BETA]]
+// CHECK: poptorch.add %[[SI]], %[[SMM]] : (tensor<5xf32>, tensor<3x5xf32>) -> tensor<3x5xf32>
+func.func @addmm(%i: tensor<5xf32>, %a: tensor<3x4xf32>, %b: tensor<4x5xf32>) -> tensor<3x5xf32> {
+  %0 = poptorch.addmm %i, %a, %b {alpha = 0.5 : f64, beta = 2.0 : f64} : (tensor<5xf32>, tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}
+
+// -----
+
+// beta = 0 ignores the input (PyTorch does not propagate its NaNs).
+// CHECK-LABEL: func.func @addmm_beta0
+// CHECK: %[[MM:.*]] = poptorch.matmul
+// CHECK-NOT: poptorch.add
+// CHECK: return %[[MM]]
+func.func @addmm_beta0(%i: tensor<3x5xf32>, %a: tensor<3x4xf32>, %b: tensor<4x5xf32>) -> tensor<3x5xf32> {
+  %0 = poptorch.addmm %i, %a, %b {beta = 0.0 : f64} : (tensor<3x5xf32>, tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @layer_norm
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x8xf32>, %[[W:.*]]: tensor<8xf32>, %[[B:.*]]: tensor<8xf32>)
+// CHECK-DAG: %[[EPS:.*]] = poptorch.constant dense<9.99999974E-6> : tensor<f32>
+// CHECK-DAG: %[[N:.*]] = poptorch.constant dense<8.000000e+00> : tensor<f32>
+// CHECK: %[[S:.*]] = poptorch.reduce_sum %[[X]] {dims = array<i64: 2>, keepdim = true} : tensor<2x3x8xf32> -> tensor<2x3x1xf32>
+// CHECK: %[[MEAN:.*]] = poptorch.div %[[S]], %[[N]]
+// CHECK: %[[D:.*]] = poptorch.sub %[[X]], %[[MEAN]]
+// CHECK: %[[SQ:.*]] = poptorch.mul %[[D]], %[[D]]
+// CHECK: %[[VS:.*]] = poptorch.reduce_sum %[[SQ]] {dims = array<i64: 2>, keepdim = true}
+// CHECK: %[[VAR:.*]] = poptorch.div %[[VS]], %[[N]]
+// CHECK: %[[VE:.*]] = poptorch.add %[[VAR]], %[[EPS]]
+// CHECK: %[[RSTD:.*]] = poptorch.rsqrt %[[VE]]
+// CHECK: %[[Y:.*]] = poptorch.mul %[[D]], %[[RSTD]]
+// CHECK: %[[YW:.*]] = poptorch.mul %[[Y]], %[[W]]
+// CHECK: poptorch.add %[[YW]], %[[B]] : (tensor<2x3x8xf32>, tensor<8xf32>) -> tensor<2x3x8xf32>
+func.func @layer_norm(%x: tensor<2x3x8xf32>, %w: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<2x3x8xf32> {
+  %0 = poptorch.layer_norm %x weight %w bias %b {normalized_shape = array<i64: 8>, eps = 1.0e-5 : f64} : (tensor<2x3x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x3x8xf32>
+  return %0 : tensor<2x3x8xf32>
+}
+
+// -----
+
+// f16 normalisation computes in f32.
+// CHECK-LABEL: func.func @layer_norm_f16
+// CHECK: poptorch.cast %{{.*}} : tensor<4x6xf16> -> tensor<4x6xf32>
+// CHECK: poptorch.reduce_sum %{{.*}} {dims = array<i64: 0, 1>, keepdim = true} : tensor<4x6xf32> -> tensor<1x1xf32>
+// CHECK: poptorch.rsqrt
+// CHECK: poptorch.cast %{{.*}} : tensor<4x6xf32> -> tensor<4x6xf16>
+func.func @layer_norm_f16(%x: tensor<4x6xf16>) -> tensor<4x6xf16> {
+  %0 = poptorch.layer_norm %x {normalized_shape = array<i64: 4, 6>, eps = 1.0e-5 : f64} : (tensor<4x6xf16>) -> tensor<4x6xf16>
+  return %0 : tensor<4x6xf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @batch_norm
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x4x4xf32>, %[[W:.*]]: tensor<3xf32>, %[[B:.*]]: tensor<3xf32>, %[[M:.*]]: tensor<3xf32>, %[[V:.*]]: tensor<3xf32>)
+// CHECK: %[[VE:.*]] = poptorch.add %[[V]], %{{.*}} : (tensor<3xf32>, tensor<f32>) -> tensor<3xf32>
+// CHECK: %[[RSTD:.*]] = poptorch.rsqrt %[[VE]]
+// CHECK: %[[SCALE:.*]] = poptorch.mul %[[RSTD]], %[[W]]
+// CHECK: %[[MS:.*]] = poptorch.mul %[[M]], %[[SCALE]]
+// CHECK: %[[NMS:.*]] = poptorch.neg %[[MS]]
+// CHECK: %[[SHIFT:.*]] = poptorch.add %[[NMS]], %[[B]]
+// CHECK-DAG: %[[SHIFT3:.*]] = poptorch.reshape %[[SHIFT]] : tensor<3xf32> -> tensor<3x1x1xf32>
+// CHECK-DAG: %[[SCALE3:.*]] = poptorch.reshape %[[SCALE]] : tensor<3xf32> -> tensor<3x1x1xf32>
+// CHECK: %[[Y:.*]] = poptorch.mul %[[X]], %[[SCALE3]] : (tensor<2x3x4x4xf32>, tensor<3x1x1xf32>) -> tensor<2x3x4x4xf32>
+// CHECK: poptorch.add %[[Y]], %[[SHIFT3]] : (tensor<2x3x4x4xf32>, tensor<3x1x1xf32>) -> tensor<2x3x4x4xf32>
+func.func @batch_norm(%x: tensor<2x3x4x4xf32>, %w: tensor<3xf32>, %b: tensor<3xf32>, %m: tensor<3xf32>, %v: tensor<3xf32>) -> tensor<2x3x4x4xf32> {
+  %0 = poptorch.batch_norm %x weight %w bias %b mean %m var %v {eps = 1.0e-5 : f64} : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x4xf32>
+  return %0 : tensor<2x3x4x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @softmax
+// CHECK-SAME: (%[[X:.*]]: tensor<2x5xf32>)
+// CHECK: %[[MAX:.*]] = poptorch.reduce_max %[[X]] {dims = array<i64: 1>, keepdim = true} : tensor<2x5xf32> -> tensor<2x1xf32>
+// CHECK: %[[SH:.*]] = poptorch.sub %[[X]], %[[MAX]]
+// CHECK: %[[E:.*]] = poptorch.exp %[[SH]]
+// CHECK: %[[S:.*]] = poptorch.reduce_sum %[[E]] {dims = array<i64: 1>, keepdim = true}
+// CHECK: %[[R:.*]] = poptorch.div %[[E]], %[[S]] : (tensor<2x5xf32>, tensor<2x1xf32>) -> tensor<2x5xf32>
+// CHECK: return %[[R]]
+func.func @softmax(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
+  %0 = poptorch.softmax %x {dim = 1 : i64} : tensor<2x5xf32> -> tensor<2x5xf32>
+  return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @log_softmax_f16
+// CHECK: %[[X:.*]] = poptorch.cast %{{.*}} : tensor<2x5xf16> -> tensor<2x5xf32>
+// CHECK: %[[MAX:.*]] = poptorch.reduce_max %[[X]] {dims = array<i64: 0>, keepdim = true}
+// CHECK: %[[SH:.*]] = poptorch.sub %[[X]], %[[MAX]]
+// CHECK: %[[E:.*]] = poptorch.exp %[[SH]]
+// CHECK: %[[S:.*]] = poptorch.reduce_sum %[[E]]
+// CHECK: %[[L:.*]] = poptorch.log %[[S]]
+// CHECK: %[[R:.*]] = poptorch.sub %[[SH]], %[[L]]
+// CHECK: poptorch.cast %[[R]] : tensor<2x5xf32> -> tensor<2x5xf16>
+func.func @log_softmax_f16(%x: tensor<2x5xf16>) -> tensor<2x5xf16> {
+  %0 = poptorch.log_softmax %x {dim = 0 : i64} : tensor<2x5xf16> -> tensor<2x5xf16>
+  return %0 : tensor<2x5xf16>
+}
+
+// -----
+
+// A bool mask keeps where true: log(cast(mask)) is 0 there and -inf elsewhere.
+// CHECK-LABEL: func.func @sdpa_bool_mask
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x5x4xf32>, %[[K:.*]]: tensor<2x6x4xf32>, %[[V:.*]]: tensor<2x6x3xf32>, %[[M:.*]]: tensor<5x6xi1>)
+// CHECK: %[[SCALE:.*]] = poptorch.constant dense<5.000000e-01> : tensor<f32>
+// CHECK: %[[KT:.*]] = poptorch.permute %[[K]] {dims = array<i64: 0, 2, 1>} : tensor<2x6x4xf32> -> tensor<2x4x6xf32>
+// CHECK: %[[S:.*]] = poptorch.matmul %[[Q]], %[[KT]] : (tensor<2x5x4xf32>, tensor<2x4x6xf32>) -> tensor<2x5x6xf32>
+// CHECK: %[[SS:.*]] = poptorch.mul %[[S]], %[[SCALE]]
+// CHECK: %[[MF:.*]] = poptorch.cast %[[M]] : tensor<5x6xi1> -> tensor<5x6xf32>
+// CHECK: %[[ML:.*]] = poptorch.log %[[MF]]
+// CHECK: %[[SM:.*]] = poptorch.add %[[SS]], %[[ML]] : (tensor<2x5x6xf32>, tensor<5x6xf32>) -> tensor<2x5x6xf32>
+// CHECK: poptorch.reduce_max %[[SM]] {dims = array<i64: 2>, keepdim = true}
+// CHECK: %[[P:.*]] = poptorch.div
+// CHECK: poptorch.matmul %[[P]], %[[V]] : (tensor<2x5x6xf32>, tensor<2x6x3xf32>) -> tensor<2x5x3xf32>
+func.func @sdpa_bool_mask(%q: tensor<2x5x4xf32>, %k: tensor<2x6x4xf32>, %v: tensor<2x6x3xf32>, %m: tensor<5x6xi1>) -> tensor<2x5x3xf32> {
+  %0 = poptorch.sdpa %q, %k, %v mask %m : (tensor<2x5x4xf32>, tensor<2x6x4xf32>, tensor<2x6x3xf32>, tensor<5x6xi1>) -> tensor<2x5x3xf32>
+  return %0 : tensor<2x5x3xf32>
+}
+
+// -----
+
+// is_causal adds a constant lower-triangular 0 / -inf mask; `scale` overrides 1/sqrt(E).
+// CHECK-LABEL: func.func @sdpa_causal
+// CHECK-DAG: %[[CAUSAL:.*]] = poptorch.constant dense<{{\[\[}}0.000000e+00, 0xFF800000, 0xFF800000], [0.000000e+00, 0.000000e+00, 0xFF800000]]> : tensor<2x3xf32>
+// CHECK-DAG: %[[SCALE:.*]] = poptorch.constant dense<2.500000e-01> : tensor<f32>
+// CHECK: %[[SS:.*]] = poptorch.mul %{{.*}}, %[[SCALE]]
+// CHECK: poptorch.add %[[SS]], %[[CAUSAL]] : (tensor<2x2x3xf32>, tensor<2x3xf32>) -> tensor<2x2x3xf32>
+func.func @sdpa_causal(%q: tensor<2x2x4xf32>, %k: tensor<2x3x4xf32>, %v: tensor<2x3x3xf32>) -> tensor<2x2x3xf32> {
+  %0 = poptorch.sdpa %q, %k, %v {is_causal = true, scale = 0.25 : f64} : (tensor<2x2x4xf32>, tensor<2x3x4xf32>, tensor<2x3x3xf32>) -> tensor<2x2x3xf32>
+  return %0 : tensor<2x2x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @transpose
+// CHECK: poptorch.permute %{{.*}} {dims = array<i64: 2, 1, 0>} : tensor<2x3x4xf32> -> tensor<4x3x2xf32>
+func.func @transpose(%x: tensor<2x3x4xf32>) -> tensor<4x3x2xf32> {
+  %0 = poptorch.transpose %x {dim0 = 0 : i64, dim1 = 2 : i64} : tensor<2x3x4xf32> -> tensor<4x3x2xf32>
+  return %0 : tensor<4x3x2xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @reduce_mean
+// CHECK: %[[N:.*]] = poptorch.constant dense<1.200000e+01> : tensor<f32>
+// CHECK: %[[S:.*]] = poptorch.reduce_sum %{{.*}} {dims = array<i64: 1, 2>, keepdim = true} : tensor<2x3x4xf32> -> tensor<2x1x1xf32>
+// CHECK: poptorch.div %[[S]], %[[N]] : (tensor<2x1x1xf32>, tensor<f32>) -> tensor<2x1x1xf32>
+func.func @reduce_mean(%x: tensor<2x3x4xf32>) -> tensor<2x1x1xf32> {
+  %0 = poptorch.reduce_mean %x {dims = array<i64: 1, 2>, keepdim = true} : tensor<2x3x4xf32> -> tensor<2x1x1xf32>
+  return %0 : tensor<2x1x1xf32>
+}
+
+// -----
+
+// Integer means are not defined (PyTorch raises); left for the lowering to report.
+// CHECK-LABEL: func.func @reduce_mean_int
+// CHECK: poptorch.reduce_mean
+func.func @reduce_mean_int(%x: tensor<2x3xi64>) -> tensor<2xi64> {
+  %0 = poptorch.reduce_mean %x {dims = array<i64: 1>} : tensor<2x3xi64> -> tensor<2xi64>
+  return %0 : tensor<2xi64>
+}

@@ -1,0 +1,31 @@
+"""poptorch: PopTorch's API on a dispatch-tracing compiler with an MLIR backend.
+
+Models are traced on the ``ipu`` device (PyTorch's built-in IPU dispatch key),
+captured into the ``poptorch`` MLIR dialect, lowered through linalg to LLVM and
+JIT-compiled for the host CPU.
+"""
+
+import atexit
+
+import torch  # noqa: F401  (the extension needs torch's libraries loaded first)
+
+from . import _C
+from ._tracing import Executable, TracedGraph, trace
+from ._poplar_executor import PoplarExecutor, inferenceModel
+from .options import Options
+from . import experimental
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Executable",
+    "Options",
+    "PoplarExecutor",
+    "TracedGraph",
+    "experimental",
+    "inferenceModel",
+    "trace",
+]
+
+# JIT engines must be gone before LLVM's static destructors run.
+atexit.register(_C.release_all_programs)
