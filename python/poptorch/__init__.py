@@ -9,21 +9,40 @@ import atexit
 
 import torch  # noqa: F401  (the extension needs torch's libraries loaded first)
 
-from . import _C
-from ._tracing import Executable, TracedGraph, trace
+from . import _C, enums, experimental
+from ._logging import logger, setLogLevel
 from ._poplar_executor import PoplarExecutor, inferenceModel
-from .options import Options
-from . import experimental
+from ._tracing import Executable, TracedGraph, trace
+from .enums import *  # noqa: F403
+from .execution_strategy import (
+    ParallelPhasedExecution,
+    Phase,
+    PipelinedExecution,
+    SerialPhasedExecution,
+    ShardedExecution,
+    Stage,
+)
+from .options import Options, TensorLocationSettings
 
 __version__ = "0.1.0"
 
 __all__ = [
+    *enums.__all__,
     "Executable",
     "Options",
+    "ParallelPhasedExecution",
+    "Phase",
+    "PipelinedExecution",
     "PoplarExecutor",
+    "SerialPhasedExecution",
+    "ShardedExecution",
+    "Stage",
+    "TensorLocationSettings",
     "TracedGraph",
     "experimental",
     "inferenceModel",
+    "logger",
+    "setLogLevel",
     "trace",
 ]
 

@@ -17,7 +17,7 @@ _LEVELS = {
 }
 
 
-def setLogLevel(level: str | int) -> None:  # noqa: N802 (PopTorch's name)
+def setLogLevel(level: str | int) -> None:
     """Sets the poptorch log level: OFF, ERR, WARN, INFO, DEBUG or TRACE."""
     if isinstance(level, str):
         if level.upper() not in _LEVELS:
