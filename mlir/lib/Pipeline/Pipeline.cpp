@@ -30,7 +30,7 @@ mlir::poptorch::getCompilePipelineStages() {
   return {
       {"decompose", "builtin.module(func.func(poptorch-decompose, canonicalize, cse))"},
       {"to-linalg", "builtin.module(convert-poptorch-to-linalg, canonicalize, cse, "
-                    "func.func(linalg-fuse-elementwise-ops), canonicalize, cse)"},
+                    "func.func(poptorch-fuse-elementwise), canonicalize, cse)"},
       {"tile-and-vectorize", "builtin.module(poptorch-tile-and-vectorize, canonicalize, cse)"},
       {"bufferize",
        "builtin.module(one-shot-bufferize{bufferize-function-boundaries "
@@ -38,11 +38,13 @@ mlir::poptorch::getCompilePipelineStages() {
        "buffer-results-to-out-params{modify-public-functions hoist-static-allocs}, "
        "canonicalize, buffer-deallocation-pipeline, canonicalize)"},
       {"to-llvm",
-       "builtin.module(func.func(convert-linalg-to-loops, convert-vector-to-scf), "
+       "builtin.module(func.func(convert-linalg-to-loops, "
+       "convert-vector-to-scf{full-unroll=true}), "
        "convert-scf-to-openmp, lower-affine, convert-scf-to-cf, "
        "expand-strided-metadata, lower-affine, convert-vector-to-llvm, "
        "convert-math-to-llvm, convert-math-to-libm, finalize-memref-to-llvm, "
-       "convert-arith-to-llvm, convert-openmp-to-llvm, convert-cf-to-llvm, "
+       "convert-arith-to-llvm, convert-ub-to-llvm, convert-openmp-to-llvm, "
+       "convert-cf-to-llvm, "
        "convert-func-to-llvm, convert-index-to-llvm, reconcile-unrealized-casts)"},
   };
 }

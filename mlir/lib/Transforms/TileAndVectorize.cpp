@@ -1,5 +1,41 @@
 //===- TileAndVectorize.cpp - codegen strategy for linalg ops -----------===//
+//
+// poptorch-tile-and-vectorize: the CPU codegen strategy, on tensors, before
+// bufferization.
+//
+// * Contractions (anything linalg::inferContractionDims accepts: matmul,
+//   batch_matmul, and generics with several m/batch dims) are tiled into
+//   register blocks (mr x nr accumulators, e.g. 8 x 32 f32 = 16 zmm) with
+//   their fill and a single elementwise consumer (bias, relu, ...) fused
+//   into the tile loops. The reduction is tiled by kt, every tile is
+//   vectorized, the accumulator transfers are hoisted out of the k loop and
+//   vector.contract is lowered to outer products (FMAs).
+// * Convolutions and poolings are tiled to one output row and a block of
+//   output columns and channels, decomposed to 1-D ops and vectorized along
+//   the output width.
+// * Every other linalg op (elementwise chains, transposes, reductions) is
+//   tiled to one vector-sized block of its innermost loop and vectorized.
+//
+// Partial tiles are vectorized with masks; ops that the vectorizer rejects
+// stay tiled and are lowered to loops later.
+//
+//===----------------------------------------------------------------------===//
 #include "poptorch/Transforms/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/Interfaces/ValueBoundsOpInterface.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/Passes.h"
+#include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
 namespace mlir::poptorch {
 #define GEN_PASS_DEF_POPTORCHTILEANDVECTORIZE
@@ -9,8 +45,439 @@ namespace mlir::poptorch {
 using namespace mlir;
 
 namespace {
-struct TileAndVectorizePass
-    : public poptorch::impl::PoptorchTileAndVectorizeBase<TileAndVectorizePass> {
-  void runOnOperation() override {}
+
+/// f32 lanes of one AVX-512 register.
+constexpr int64_t kLanes = 16;
+/// Largest vector (in elements) that one tile of a non-contraction op may
+/// use; bigger iteration spaces are tiled further.
+constexpr int64_t kMaxVectorElems = 4096;
+
+int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+bool hasStaticLoops(linalg::LinalgOp op) {
+  return llvm::none_of(op.getStaticLoopRanges(), ShapedType::isDynamic);
+}
+
+SmallVector<OpFoldResult> asIndexAttrs(OpBuilder &b, ArrayRef<int64_t> v) {
+  return llvm::map_to_vector(
+      v, [&](int64_t x) -> OpFoldResult { return b.getIndexAttr(x); });
+}
+
+/// Constant upper bounds of the loop ranges of `op` (the tile sizes, for a
+/// partial tile): the vector sizes for masked vectorization.
+FailureOr<SmallVector<int64_t>> getLoopUpperBounds(linalg::LinalgOp op) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  for (auto [d, r] : llvm::enumerate(ranges)) {
+    if (!ShapedType::isDynamic(r))
+      continue;
+    // Find an operand dimension indexed by loop d and bound it.
+    for (OpOperand &operand : op->getOpOperands()) {
+      AffineMap map = op.getMatchingIndexingMap(&operand);
+      for (auto [pos, expr] : llvm::enumerate(map.getResults())) {
+        auto dim = dyn_cast<AffineDimExpr>(expr);
+        if (!dim || dim.getPosition() != d)
+          continue;
+        FailureOr<int64_t> ub = ValueBoundsConstraintSet::computeConstantBound(
+            presburger::BoundType::UB, {operand.get(), (int64_t)pos},
+            /*stopCondition=*/nullptr, /*closedUB=*/true);
+        if (succeeded(ub)) {
+          r = *ub;
+          break;
+        }
+      }
+      if (!ShapedType::isDynamic(r))
+        break;
+    }
+    if (ShapedType::isDynamic(r))
+      return failure();
+  }
+  return ranges;
+}
+
+/// Vectorizes `op`, masked when its shape is dynamic. Leaves it alone (to be
+/// lowered to loops later) when the vectorizer cannot handle it.
+void vectorizeIfPossible(RewriterBase &rewriter, linalg::LinalgOp op) {
+  SmallVector<int64_t> sizes;
+  bool isContraction = op.getNumReductionLoops() > 0 &&
+                       succeeded(linalg::inferContractionDims(op));
+  if (!hasStaticLoops(op)) {
+    // Masked contractions lower to poor code: their partial tiles (peeled
+    // off by the tiling) stay scalar loops.
+    if (isContraction)
+      return;
+    FailureOr<SmallVector<int64_t>> ub = getLoopUpperBounds(op);
+    if (failed(ub))
+      return;
+    sizes = *ub;
+  }
+  // Whole untiled ops would become huge vectors (and a huge LLVM module).
+  int64_t elems = 1;
+  for (int64_t r : sizes.empty() ? op.getStaticLoopRanges() : sizes)
+    elems *= r;
+  if (elems > 4 * kMaxVectorElems)
+    return;
+  if (failed(linalg::vectorizeOpPrecondition(
+          op, sizes, SmallVector<bool>(sizes.size(), false))))
+    return;
+  rewriter.setInsertionPoint(op);
+  SmallVector<bool> scalable(sizes.size(), false);
+  FailureOr<linalg::VectorizationResult> result =
+      linalg::vectorize(rewriter, op, sizes, scalable,
+                        /*vectorizeNDExtract=*/false,
+                        /*flatten1DDepthwiseConv=*/false,
+                        /*assumeDynamicDimsMatchVecSizes=*/false,
+                        /*createNamedContraction=*/isContraction);
+  if (failed(result))
+    return;
+  if (result->replacements.empty())
+    rewriter.eraseOp(op);
+  else
+    rewriter.replaceOp(op, result->replacements);
+}
+
+void vectorizeAllIn(RewriterBase &rewriter, Operation *root) {
+  SmallVector<linalg::LinalgOp> ops;
+  root->walk([&](linalg::LinalgOp op) { ops.push_back(op); });
+  for (linalg::LinalgOp op : ops)
+    vectorizeIfPossible(rewriter, op);
+}
+
+/// Splits each tile loop whose step does not divide its trip count into a
+/// main loop of full (static) tiles and one partial iteration.
+void peelPartialTiles(RewriterBase &rewriter,
+                      ArrayRef<LoopLikeOpInterface> loops) {
+  for (LoopLikeOpInterface loop : loops) {
+    auto forOp = dyn_cast<scf::ForOp>(loop.getOperation());
+    if (!forOp)
+      continue;
+    scf::ForOp partial;
+    (void)scf::peelForLoopAndSimplifyBounds(rewriter, forOp, partial);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Contractions
+//===----------------------------------------------------------------------===//
+
+/// Register-tile sizes for every loop of a contraction, and the reduction
+/// tile. All batch dims and outer m dims get 1; the innermost m and the n
+/// dims form the accumulator block.
+struct ContractionTiles {
+  SmallVector<int64_t> parallel;  // per loop; 0 for reduction loops
+  SmallVector<int64_t> reduction; // per loop; 0 for parallel loops
 };
+
+std::optional<ContractionTiles> chooseContractionTiles(linalg::LinalgOp op) {
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty() ||
+      !hasStaticLoops(op))
+    return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  unsigned nLoops = ranges.size();
+  ContractionTiles t{SmallVector<int64_t>(nLoops, 0),
+                     SmallVector<int64_t>(nLoops, 0)};
+  for (unsigned d : dims->batch)
+    t.parallel[d] = 1;
+  for (unsigned d : dims->m)
+    t.parallel[d] = 1;
+  for (unsigned d : dims->n)
+    t.parallel[d] = 1;
+  for (unsigned d : dims->k)
+    t.reduction[d] = 1;
+
+  unsigned mDim = dims->m.back(), nDim = dims->n.back(), kDim = dims->k.back();
+  int64_t m = ranges[mDim], n = ranges[nDim], k = ranges[kDim];
+  // 32 columns (two zmm) by 8 rows keeps 16 accumulators in registers; short
+  // m (batch-1/8 linear layers) widens the block so that enough independent
+  // FMA chains hide the latency.
+  int64_t mr = std::min<int64_t>(m, 8);
+  int64_t nrWanted = mr >= 6 ? 32 : mr >= 3 ? 64 : 128;
+  int64_t nr = n <= nrWanted ? n : nrWanted;
+  if (n > nrWanted && n < nrWanted + kLanes)
+    nr = nrWanted; // avoid a sliver: one masked remainder tile
+  int64_t kt = 1;
+  for (int64_t c : {8, 4, 2})
+    if (k % c == 0) {
+      kt = c;
+      break;
+    }
+  t.parallel[mDim] = mr;
+  t.parallel[nDim] = nr;
+  t.reduction[kDim] = kt;
+  return t;
+}
+
+/// A single all-parallel generic consuming `op`'s result with an identity
+/// map, the same iteration space and nothing else in between: it can run in
+/// the contraction's tile loop on the accumulator still in registers.
+linalg::GenericOp getFusableConsumer(linalg::LinalgOp op) {
+  if (op->getNumResults() != 1 || !op->getResult(0).hasOneUse())
+    return nullptr;
+  OpOperand &use = *op->getResult(0).getUses().begin();
+  auto consumer = dyn_cast<linalg::GenericOp>(use.getOwner());
+  if (!consumer || consumer.getNumReductionLoops() != 0 ||
+      consumer.getNumDpsInits() != 1 || !hasStaticLoops(consumer) ||
+      !consumer.getMatchingIndexingMap(&use).isIdentity() ||
+      !consumer.getMatchingIndexingMap(consumer.getDpsInitOperand(0))
+           .isIdentity())
+    return nullptr;
+  return consumer;
+}
+
+void tileContraction(RewriterBase &rewriter, linalg::LinalgOp op,
+                     const ContractionTiles &tiles) {
+  // Tile sizes of the root in its own loop order.
+  linalg::GenericOp consumer = getFusableConsumer(op);
+  SmallVector<int64_t> rootSizes;
+  TilingInterface root;
+  if (consumer) {
+    AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+    for (AffineExpr e : outMap.getResults())
+      rootSizes.push_back(tiles.parallel[cast<AffineDimExpr>(e).getPosition()]);
+    root = cast<TilingInterface>(consumer.getOperation());
+  } else {
+    rootSizes = tiles.parallel;
+    root = cast<TilingInterface>(op.getOperation());
+  }
+
+  scf::SCFTileAndFuseOptions options;
+  options.tilingOptions.setTileSizes(asIndexAttrs(rewriter, rootSizes));
+  // Only the contraction and the fill of its accumulator join the tile
+  // loop; recomputing other producers (transposes, broadcasts) per tile
+  // would repeat their work.
+  Operation *contraction = op.getOperation();
+  options.setFusionControlFn(
+      [contraction](tensor::ExtractSliceOp, OpResult producer, bool)
+          -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+        Operation *p = producer.getOwner();
+        if (p == contraction || isa<linalg::FillOp>(p))
+          return scf::SCFTileAndFuseOptions::ControlFnResult{};
+        return std::nullopt;
+      });
+  rewriter.setInsertionPoint(root);
+  FailureOr<scf::SCFTileAndFuseResult> tiled =
+      scf::tileConsumerAndFuseProducersUsingSCF(rewriter, root, options);
+  if (failed(tiled))
+    return;
+  for (OpResult res : root->getResults())
+    if (Value repl = tiled->replacements.lookup(res))
+      rewriter.replaceAllUsesWith(res, repl);
+
+  // Find the tiled contraction and tile its reduction.
+  linalg::LinalgOp tiledContraction;
+  for (Operation *t : tiled->tiledAndFusedOps)
+    if (auto l = dyn_cast<linalg::LinalgOp>(t))
+      if (linalg::isaContractionOpInterface(l) ||
+          succeeded(linalg::inferContractionDims(l)))
+        if (!isa<linalg::FillOp>(t) && l.getNumReductionLoops() > 0)
+          tiledContraction = l;
+  if (tiledContraction) {
+    scf::SCFTilingOptions kOptions;
+    kOptions.setTileSizes(asIndexAttrs(rewriter, tiles.reduction));
+    rewriter.setInsertionPoint(tiledContraction);
+    FailureOr<scf::SCFTilingResult> kTiled = scf::tileUsingSCF(
+        rewriter, cast<TilingInterface>(tiledContraction.getOperation()),
+        kOptions);
+    if (succeeded(kTiled))
+      rewriter.replaceOp(tiledContraction, kTiled->replacements);
+  }
+  peelPartialTiles(rewriter, tiled->loops);
+}
+
+//===----------------------------------------------------------------------===//
+// Convolutions and poolings (NCHW)
+//===----------------------------------------------------------------------===//
+
+/// Tiles a 2-D NCHW convolution/pooling to one output row (and one kernel
+/// row) and a block of output columns and channels, so that upstream's
+/// decomposition produces 1-D ops that vectorize along the output width.
+/// Loop orders: conv_2d_nchw_fchw (n, f, oh, ow, c, kh, kw),
+/// conv_2d_ngchw_gfchw (n, g, f, oh, ow, c, kh, kw), pooling_nchw_*
+/// (n, c, oh, ow, kh, kw).
+void tileConvolution(RewriterBase &rewriter, linalg::LinalgOp op) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  auto owTile = [](int64_t ow) {
+    // Largest block of at most 32 that divides the width (no partial
+    // tiles: the 1-D conv vectorizer wants static shapes).
+    for (int64_t c = std::min<int64_t>(ow, 32); c > 1; --c)
+      if (ow % c == 0)
+        return c;
+    return int64_t(1);
+  };
+  SmallVector<int64_t> sizes;
+  if (isa<linalg::Conv2DNchwFchwOp>(op))
+    sizes = {1, std::min<int64_t>(ranges[1], 8), 1, owTile(ranges[3]),
+             0, 1, 0};
+  else if (isa<linalg::Conv2DNgchwGfchwOp>(op))
+    sizes = {1, 1, std::min<int64_t>(ranges[2], 8), 1, owTile(ranges[4]),
+             0, 1, 0};
+  else if (isa<linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp>(op))
+    sizes = {1, 1, 1, owTile(ranges[3]), 1, 0};
+  else
+    return;
+  // Channel blocks that do not divide leave dynamic tiles: use 1 instead.
+  for (unsigned d = 0; d < sizes.size(); ++d)
+    if (sizes[d] > 1 && ranges[d] % sizes[d] != 0)
+      sizes[d] = 1;
+
+  scf::SCFTilingOptions options;
+  options.setTileSizes(asIndexAttrs(rewriter, sizes));
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(tiled))
+    return;
+  rewriter.replaceOp(op, tiled->replacements);
+  if (tiled->loops.empty())
+    return;
+  Operation *outermost = tiled->loops.front().getOperation();
+
+  // Decompose the tiled 2-D op into 1-D ones (drops the unit kh/oh dims).
+  RewritePatternSet decompose(op->getContext());
+  linalg::populateDecomposeConvolutionPatterns(decompose);
+  (void)applyPatternsGreedily(outermost, std::move(decompose));
+}
+
+bool isConvolutionLike(linalg::LinalgOp op) {
+  return !isa<linalg::GenericOp>(op) && linalg::isaConvolutionOpInterface(op);
+}
+
+//===----------------------------------------------------------------------===//
+// Everything else: elementwise, transposes, broadcasts, reductions
+//===----------------------------------------------------------------------===//
+
+void tileGeneric(RewriterBase &rewriter, linalg::LinalgOp op) {
+  if (!hasStaticLoops(op))
+    return;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  unsigned nLoops = ranges.size();
+  if (nLoops == 0)
+    return;
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  // Reductions stay whole (up to the vector budget); parallel loops are
+  // tiled to 1 except the innermost one, which becomes the vector.
+  SmallVector<int64_t> sizes(nLoops, 1);
+  int64_t elems = 1;
+  for (unsigned d = 0; d < nLoops; ++d)
+    if (iters[d] == utils::IteratorType::reduction) {
+      sizes[d] = ranges[d] * elems <= kMaxVectorElems ? 0 : 1;
+      if (sizes[d] == 0)
+        elems *= ranges[d];
+    }
+  int innerParallel = -1;
+  for (int d = nLoops - 1; d >= 0; --d)
+    if (iters[d] == utils::IteratorType::parallel) {
+      innerParallel = d;
+      break;
+    }
+  if (innerParallel >= 0) {
+    int64_t r = ranges[innerParallel];
+    int64_t budget = std::max<int64_t>(kMaxVectorElems / elems, 1);
+    int64_t want = std::min<int64_t>(4 * kLanes, budget);
+    // Whole rows when they fit; else a multiple of the lane count.
+    sizes[innerParallel] = r <= want ? 0 : roundUp(std::min(want, r), kLanes);
+    if (sizes[innerParallel] >= r)
+      sizes[innerParallel] = 0;
+  }
+  if (llvm::none_of(sizes, [](int64_t s) { return s != 0; }))
+    return;
+  scf::SCFTilingOptions options;
+  options.setTileSizes(asIndexAttrs(rewriter, sizes));
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(tiled))
+    return;
+  rewriter.replaceOp(op, tiled->replacements);
+  peelPartialTiles(rewriter, tiled->loops);
+}
+
+//===----------------------------------------------------------------------===//
+// Clean-up: hoisting and vector lowering on tensors
+//===----------------------------------------------------------------------===//
+
+void hoistAndLower(func::FuncOp func) {
+  MLIRContext *ctx = func.getContext();
+  IRRewriter rewriter(ctx);
+  {
+    RewritePatternSet patterns(ctx);
+    tensor::populateFoldTensorSubsetIntoVectorTransferPatterns(patterns);
+    scf::ForOp::getCanonicalizationPatterns(patterns, ctx);
+    tensor::ExtractSliceOp::getCanonicalizationPatterns(patterns, ctx);
+    vector::TransferReadOp::getCanonicalizationPatterns(patterns, ctx);
+    vector::TransferWriteOp::getCanonicalizationPatterns(patterns, ctx);
+    (void)applyPatternsGreedily(func, std::move(patterns));
+  }
+  // Accumulators: keep the vector in registers across the k loop (post
+  // order, so inner loops hoist first and outer loops see the result).
+  func.walk([&](scf::ForOp loop) {
+    (void)hoistLoopInvariantSubsets(rewriter, loop);
+  });
+  // Transfer permutation maps are lowered after bufferization (by
+  // convert-vector-to-scf), once masks are gone.
+  RewritePatternSet patterns(ctx);
+  vector::populateVectorMaskLoweringPatternsForSideEffectingOps(patterns);
+  vector::populateVectorReductionToContractPatterns(patterns);
+  vector::populateVectorContractLoweringPatterns(
+      patterns, vector::VectorContractLowering::OuterProduct);
+  vector::populateVectorMultiReductionLoweringPatterns(
+      patterns, vector::VectorMultiReductionLowering::InnerReduction);
+  vector::populateVectorMaskOpLoweringPatterns(patterns);
+  vector::populateVectorTransposeLoweringPatterns(
+      patterns, vector::VectorTransposeLowering::Shuffle16x16);
+  vector::populateVectorShapeCastLoweringPatterns(patterns);
+  vector::TransferReadOp::getCanonicalizationPatterns(patterns, ctx);
+  vector::TransferWriteOp::getCanonicalizationPatterns(patterns, ctx);
+  (void)applyPatternsGreedily(func, std::move(patterns));
+}
+
+struct TileAndVectorizePass
+    : public poptorch::impl::PoptorchTileAndVectorizeBase<
+          TileAndVectorizePass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    IRRewriter rewriter(&getContext());
+    module.walk([&](func::FuncOp func) { tileFunction(rewriter, func); });
+    // Static tile shapes (after peeling) must reach the linalg ops and the
+    // loop-carried tensors before vectorization, so that full tiles
+    // vectorize without masks.
+    OpPassManager cleanup(ModuleOp::getOperationName());
+    cleanup.addPass(createCanonicalizerPass());
+    cleanup.addPass(createCSEPass());
+    if (failed(runPipeline(cleanup, module)))
+      return signalPassFailure();
+    module.walk([&](func::FuncOp func) {
+      vectorizeAllIn(rewriter, func);
+      hoistAndLower(func);
+    });
+  }
+
+  static void tileFunction(RewriterBase &rewriter, func::FuncOp func) {
+    // Only ops at function level: what is already inside a tile loop has
+    // been handled.
+    auto topLevel = [&](auto pred) {
+      SmallVector<linalg::LinalgOp> ops;
+      for (Operation &o : func.getBody().getOps())
+        if (auto l = dyn_cast<linalg::LinalgOp>(&o);
+            l && l.hasPureTensorSemantics() && pred(l))
+          ops.push_back(l);
+      return ops;
+    };
+    for (linalg::LinalgOp op : topLevel([](linalg::LinalgOp l) {
+           return !isa<linalg::FillOp>(l) && !isConvolutionLike(l) &&
+                  l.getNumReductionLoops() > 0;
+         }))
+      if (std::optional<ContractionTiles> t = chooseContractionTiles(op))
+        tileContraction(rewriter, op, *t);
+    for (linalg::LinalgOp op : topLevel(isConvolutionLike))
+      tileConvolution(rewriter, op);
+    // What is still at function level (including contraction-shaped ops
+    // without an n dim, e.g. sums of squares) takes the generic path.
+    for (linalg::LinalgOp op : topLevel(
+             [](linalg::LinalgOp l) { return !isConvolutionLike(l); }))
+      tileGeneric(rewriter, op);
+  }
+};
+
 } // namespace

@@ -16,7 +16,7 @@
 // LLVM-LABEL: llvm.func @mlp
 // LLVM-NOT: poptorch.
 // LLVM-NOT: linalg.
-// LLVM: llvm.fmul
+// LLVM: llvm.intr.fmuladd
 // LLVM: llvm.intr.exp
 // LLVM: llvm.intr.log
 func.func @mlp(%x: tensor<4x16xf32>, %w1: tensor<32x16xf32>, %b1: tensor<32xf32>,

@@ -2,9 +2,9 @@
 // (the driver's generic "failed to legalize" follow-up is suppressed).
 // RUN: poptorch-opt %s -split-input-file -verify-diagnostics --convert-poptorch-to-linalg
 
-func.func @transposed_conv(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x10x10xf32> {
+func.func @transposed_conv(%x: tensor<1x3x8x8xf32>, %w: tensor<3x4x3x3xf32>) -> tensor<1x4x10x10xf32> {
   // expected-error @+1 {{transposed convolution (conv_transpose) is not supported yet}}
-  %0 = poptorch.convolution %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, transposed = true} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x10x10xf32>
+  %0 = poptorch.convolution %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, transposed = true} : (tensor<1x3x8x8xf32>, tensor<3x4x3x3xf32>) -> tensor<1x4x10x10xf32>
   return %0 : tensor<1x4x10x10xf32>
 }
 

@@ -28,6 +28,10 @@ void registerPoptorchPassesAndPipelines();
 /// Each element is {stage name, pipeline text}.
 std::vector<std::pair<std::string, std::string>> getCompilePipelineStages();
 
+/// The rewrites of poptorch-decompose (composite ops into core poptorch ops),
+/// for passes that want to apply them together with their own patterns.
+void populatePoptorchDecomposePatterns(RewritePatternSet &patterns);
+
 /// Registers every dialect the pipelines use, so tools can parse any stage.
 void registerAllPoptorchDialects(DialectRegistry &registry);
 

@@ -22,6 +22,21 @@ def ConvertPoptorchToLinalg : Pass<"convert-poptorch-to-linalg", "ModuleOp"> {
   ];
 }
 
+def PoptorchFuseElementwise : Pass<"poptorch-fuse-elementwise", "func::FuncOp"> {
+  let summary = "Fuse elementwise linalg ops, keeping contractions and convolutions named";
+  let description = [{
+    Upstream elementwise fusion and reshape-by-expansion propagation, with a
+    control function that never rewrites a named contraction (matmul,
+    batch_matmul, ...) or convolution/pooling op, so that
+    poptorch-tile-and-vectorize can still match them. A producer is fused
+    only into its single user.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::affine::AffineDialect"
+  ];
+}
+
 def PoptorchTileAndVectorize : Pass<"poptorch-tile-and-vectorize", "ModuleOp"> {
   let summary = "Tile linalg contractions and convolutions for the cache and vectorize them";
   let description = [{
@@ -31,7 +46,9 @@ def PoptorchTileAndVectorize : Pass<"poptorch-tile-and-vectorize", "ModuleOp"> {
   }];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::scf::SCFDialect",
-    "::mlir::vector::VectorDialect", "::mlir::tensor::TensorDialect"
+    "::mlir::vector::VectorDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
+    "::mlir::ub::UBDialect"
   ];
 }
 

@@ -153,10 +153,20 @@ LogicalResult ConvolutionOp::verify() {
                            {"dilation", getDilation()}})
     if ((int64_t)arr.size() != spatial && arr.size() != 1)
       return emitOpError() << name << " must have " << spatial << " entries";
-  if (getGroups() < 1 || in.getShape()[1] != w.getShape()[1] * getGroups())
+  if (getGroups() < 1)
+    return emitOpError("groups must be at least 1");
+  // PyTorch's weight is (C_out, C_in/groups, k...) for a convolution and
+  // (C_in, C_out/groups, k...) for a transposed one.
+  if (getTransposed()) {
+    if (in.getShape()[1] != w.getShape()[0])
+      return emitOpError("input channels ")
+             << in.getShape()[1] << " != transposed weight in-channels "
+             << w.getShape()[0];
+  } else if (in.getShape()[1] != w.getShape()[1] * getGroups()) {
     return emitOpError("input channels ")
            << in.getShape()[1] << " != weight in-channels " << w.getShape()[1]
            << " * groups " << getGroups();
+  }
   return success();
 }
 

@@ -1,0 +1,49 @@
+// poptorch-fuse-elementwise: elementwise chains fuse into one generic, while
+// reshapes are never folded into named contractions (which would turn them
+// into linalg.generic).
+// RUN: poptorch-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(poptorch-fuse-elementwise))' | FileCheck %s
+
+// CHECK-LABEL: func.func @chain
+// CHECK: linalg.generic
+// CHECK: arith.addf
+// CHECK: arith.maximumf
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @chain(%x: tensor<8x64xf32>, %y: tensor<8x64xf32>) -> tensor<8x64xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x64xf32>
+  %a = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x, %y : tensor<8x64xf32>, tensor<8x64xf32>) outs(%e : tensor<8x64xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  } -> tensor<8x64xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<8x64xf32>) outs(%e : tensor<8x64xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %t = arith.maximumf %p, %cst : f32
+    linalg.yield %t : f32
+  } -> tensor<8x64xf32>
+  return %r : tensor<8x64xf32>
+}
+
+// -----
+
+// A 3-D input flattened for a matmul and the result expanded for the bias:
+// the matmul stays named (upstream's fusion would expand it to a generic).
+// CHECK-LABEL: func.func @linear_3d
+// CHECK: linalg.matmul
+// CHECK-NOT: iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+func.func @linear_3d(%x: tensor<2x64x256xf32>, %w: tensor<256x512xf32>, %b: tensor<512xf32>) -> tensor<2x64x512xf32> {
+  %cst = arith.constant 0.0 : f32
+  %c = tensor.collapse_shape %x [[0, 1], [2]] : tensor<2x64x256xf32> into tensor<128x256xf32>
+  %e = tensor.empty() : tensor<128x512xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<128x512xf32>) -> tensor<128x512xf32>
+  %m = linalg.matmul ins(%c, %w : tensor<128x256xf32>, tensor<256x512xf32>) outs(%f : tensor<128x512xf32>) -> tensor<128x512xf32>
+  %m3 = tensor.expand_shape %m [[0, 1], [2]] output_shape [2, 64, 512] : tensor<128x512xf32> into tensor<2x64x512xf32>
+  %e3 = tensor.empty() : tensor<2x64x512xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%b, %m3 : tensor<512xf32>, tensor<2x64x512xf32>) outs(%e3 : tensor<2x64x512xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  } -> tensor<2x64x512xf32>
+  return %r : tensor<2x64x512xf32>
+}

@@ -1,0 +1,97 @@
+// poptorch-tile-and-vectorize: register tiles for contractions with the
+// elementwise consumer fused on the accumulator, peeled partial tiles,
+// vectorized elementwise ops.
+// RUN: poptorch-opt %s -split-input-file --poptorch-tile-and-vectorize --canonicalize --cse | FileCheck %s
+
+// An 8x32 accumulator block stays in registers across the k loop (k unrolled
+// by 8 into FMAs); bias + relu run on it before the single store.
+// CHECK-LABEL: func.func @matmul_bias_relu
+// CHECK-NOT: linalg.
+// CHECK: scf.for {{.*}} step %c8
+// CHECK: scf.for {{.*}} step %c32
+// CHECK: %[[ACC:.*]] = scf.for {{.*}} step %c8 iter_args(%{{.*}} = %{{.*}}) -> (vector<8x32xf32>)
+// CHECK-COUNT-64: vector.fma {{.*}} : vector<32xf32>
+// CHECK: scf.yield {{.*}} : vector<8x32xf32>
+// CHECK: arith.addf {{.*}}, %[[ACC]] : vector<8x32xf32>
+// CHECK: arith.maximumf {{.*}} : vector<8x32xf32>
+// CHECK: vector.transfer_write
+// CHECK-NOT: vector.transfer_write
+// CHECK: return
+func.func @matmul_bias_relu(%a: tensor<16x64xf32>, %b: tensor<64x64xf32>, %bias: tensor<64xf32>) -> tensor<16x64xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x64xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<16x64xf32>) -> tensor<16x64xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<16x64xf32>, tensor<64x64xf32>) outs(%f : tensor<16x64xf32>) -> tensor<16x64xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%bias, %m : tensor<64xf32>, tensor<16x64xf32>) outs(%e : tensor<16x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    %t = arith.maximumf %s, %cst : f32
+    linalg.yield %t : f32
+  } -> tensor<16x64xf32>
+  return %r : tensor<16x64xf32>
+}
+
+// -----
+
+// Odd sizes: full 8x32 tiles are vectorized without masks, as is the static
+// 8x1 column remainder; the peeled dynamic row remainder stays a
+// linalg.matmul that is lowered to loops later.
+// CHECK-LABEL: func.func @matmul_odd
+// CHECK: scf.for {{.*}} = %c0 to %c16 step %c8
+// CHECK: scf.for {{.*}} = %c0 to %c64 step %c32
+// CHECK: vector.fma {{.*}} : vector<32xf32>
+// CHECK-NOT: vector.mask
+// CHECK: -> (vector<8x1xf32>)
+// CHECK: scf.for {{.*}} = %c0 to %c65 step %c32
+// CHECK: linalg.matmul {{.*}} tensor<1x?xf32>
+func.func @matmul_odd(%a: tensor<17x33xf32>, %b: tensor<33x65xf32>) -> tensor<17x65xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<17x65xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<17x65xf32>) -> tensor<17x65xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<17x33xf32>, tensor<33x65xf32>) outs(%f : tensor<17x65xf32>) -> tensor<17x65xf32>
+  return %m : tensor<17x65xf32>
+}
+
+// -----
+
+// batch_matmul: one batch per tile, same register block.
+// CHECK-LABEL: func.func @batch_matmul
+// CHECK: scf.for {{.*}} to %c4 step %c1
+// CHECK: -> (vector<1x8x32xf32>)
+// CHECK: vector.fma {{.*}} : vector<32xf32>
+func.func @batch_matmul(%a: tensor<4x16x32xf32>, %b: tensor<4x32x64xf32>) -> tensor<4x16x64xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x16x64xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<4x16x64xf32>) -> tensor<4x16x64xf32>
+  %m = linalg.batch_matmul ins(%a, %b : tensor<4x16x32xf32>, tensor<4x32x64xf32>) outs(%f : tensor<4x16x64xf32>) -> tensor<4x16x64xf32>
+  return %m : tensor<4x16x64xf32>
+}
+
+// -----
+
+// Elementwise: rows of 64 lanes; the row loop is the only loop.
+// CHECK-LABEL: func.func @elementwise
+// CHECK: scf.for {{.*}} to %c8 step %c1
+// CHECK: math.exp {{.*}} : vector<1x64xf32>
+// CHECK-NOT: linalg.
+func.func @elementwise(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
+  %e = tensor.empty() : tensor<8x64xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<8x64xf32>) outs(%e : tensor<8x64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = math.exp %a : f32
+    linalg.yield %t : f32
+  } -> tensor<8x64xf32>
+  return %r : tensor<8x64xf32>
+}
+
+// -----
+
+// Convolution: one output row and 8 output channels per tile, decomposed
+// to a 1-D convolution and vectorized.
+// CHECK-LABEL: func.func @conv
+// CHECK-NOT: linalg.conv_2d
+// CHECK: vector.fma
+func.func @conv(%x: tensor<1x3x10x10xf32>, %w: tensor<8x3x3x3xf32>, %init: tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32> {
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x3x10x10xf32>, tensor<8x3x3x3xf32>) outs(%init : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  return %r : tensor<1x8x8x8xf32>
+}
