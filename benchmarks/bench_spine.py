@@ -14,9 +14,8 @@ import json
 import statistics
 import time
 
-import torch
-
 import poptorch
+import torch
 
 
 def mlp() -> torch.nn.Module:

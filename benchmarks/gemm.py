@@ -13,21 +13,17 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
-from typing import Callable
-
-import torch
+from collections.abc import Callable
 
 import poptorch
+import torch
 
 
-def _median_seconds(fn: Callable[[], object], repeats: int, inner: int) -> float:
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        samples.append((time.perf_counter() - start) / inner)
-    return statistics.median(samples)
+def _seconds_per_call(fn: Callable[[], object], inner: int) -> float:
+    start = time.perf_counter()
+    for _ in range(inner):
+        fn()
+    return (time.perf_counter() - start) / inner
 
 
 def main() -> None:
@@ -61,8 +57,8 @@ def main() -> None:
             torch.mm(a, b)
         ours, eager = [], []
         for _ in range(args.repeats):
-            ours.append(_median_seconds(lambda: exe(a, b), 1, inner))
-            eager.append(_median_seconds(lambda: torch.mm(a, b), 1, inner))
+            ours.append(_seconds_per_call(lambda: exe(a, b), inner))
+            eager.append(_seconds_per_call(lambda: torch.mm(a, b), inner))
         t_ours = statistics.median(ours)
         t_eager = statistics.median(eager)
 

@@ -83,9 +83,15 @@ at::Tensor emptyIpu(c10::IntArrayRef sizes, c10::IntArrayRef strides, at::Scalar
 
 namespace {
 
+void checkDevice(std::optional<at::Device> device) {
+  TORCH_CHECK(!device || device->index() <= 0,
+              "poptorch: there is one ipu device (ipu:0); got ", *device);
+}
+
 at::Tensor ipuEmpty(c10::IntArrayRef size, std::optional<at::ScalarType> dtype,
-                    std::optional<at::Layout>, std::optional<at::Device>,
+                    std::optional<at::Layout>, std::optional<at::Device> device,
                     std::optional<bool>, std::optional<at::MemoryFormat> memoryFormat) {
+  checkDevice(device);
   return at::detail::empty_generic(size, &gAllocator,
                                    c10::DispatchKeySet(c10::DispatchKey::IPU),
                                    dtype.value_or(at::get_default_dtype_as_scalartype()),
@@ -94,7 +100,8 @@ at::Tensor ipuEmpty(c10::IntArrayRef size, std::optional<at::ScalarType> dtype,
 
 at::Tensor ipuEmptyStrided(c10::IntArrayRef size, c10::IntArrayRef stride,
                            std::optional<at::ScalarType> dtype, std::optional<at::Layout>,
-                           std::optional<at::Device>, std::optional<bool>) {
+                           std::optional<at::Device> device, std::optional<bool>) {
+  checkDevice(device);
   return emptyIpu(size, stride, dtype.value_or(at::get_default_dtype_as_scalartype()));
 }
 
@@ -190,6 +197,34 @@ at::Tensor ipuAsStrided(const at::Tensor &self, c10::IntArrayRef size, c10::IntA
   return at::native::as_strided_tensorimpl(self, size, stride, offset);
 }
 
+// In-place view ops (squeeze_, unsqueeze_, transpose_, t_) all end here.
+const at::Tensor &ipuAsStridedInplace(const at::Tensor &self, c10::SymIntArrayRef size,
+                                      c10::SymIntArrayRef stride,
+                                      std::optional<c10::SymInt> offset) {
+  if (Tracer *tracer = Tracer::current()) {
+    auto sizes = C10_AS_INTARRAYREF_SLOW(size);
+    auto strides = C10_AS_INTARRAYREF_SLOW(stride);
+    int64_t off = offset ? offset->expect_int() : self.storage_offset();
+    if (tracer->captureViewInplace(self, sizes, strides, off, "aten::as_strided_"))
+      return self;
+  }
+  return at::native::as_strided__symint(self, size, stride, std::move(offset));
+}
+
+// Functionalization turns a write into a view into `<view>_scatter`; their
+// composite kernels would write into a backend view, which traced values
+// do not alias, so they are captured whole.
+template <const char *ViewOp, const char *ViewOverload>
+void ipuScatter(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
+  if (Tracer *tracer = Tracer::current())
+    return tracer->captureScatter(op, ViewOp, ViewOverload, stack);
+  at::native::cpu_fallback(op, stack);
+}
+constexpr char kSelect[] = "aten::select", kInt[] = "int";
+constexpr char kSlice[] = "aten::slice", kTensor[] = "Tensor";
+constexpr char kAsStrided[] = "aten::as_strided", kNone[] = "";
+constexpr char kDiagonal[] = "aten::diagonal";
+
 // scaled_dot_product_attention asks the backend which fused kernel to use;
 // ours is the math decomposition (matmul, softmax, ...), which we capture.
 void ipuFusedSdpChoice(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
@@ -222,6 +257,16 @@ TORCH_LIBRARY_IMPL(aten, IPU, m) {
   m.impl("_local_scalar_dense", &poptorch::ipuLocalScalarDense);
   m.impl("view", &poptorch::ipuView);
   m.impl("as_strided", &poptorch::ipuAsStrided);
+  m.impl("as_strided_", &poptorch::ipuAsStridedInplace);
+  m.impl("select_scatter", torch::CppFunction::makeFromBoxedFunction<
+                               &poptorch::ipuScatter<poptorch::kSelect, poptorch::kInt>>());
+  m.impl("slice_scatter", torch::CppFunction::makeFromBoxedFunction<
+                              &poptorch::ipuScatter<poptorch::kSlice, poptorch::kTensor>>());
+  m.impl("as_strided_scatter",
+         torch::CppFunction::makeFromBoxedFunction<
+             &poptorch::ipuScatter<poptorch::kAsStrided, poptorch::kNone>>());
+  m.impl("diagonal_scatter", torch::CppFunction::makeFromBoxedFunction<
+                                 &poptorch::ipuScatter<poptorch::kDiagonal, poptorch::kNone>>());
   m.impl("_reshape_alias", &poptorch::ipuReshapeAlias);
   m.impl("_fused_sdp_choice",
          torch::CppFunction::makeFromBoxedFunction<&poptorch::ipuFusedSdpChoice>());

@@ -16,6 +16,8 @@
 #include <Python.h>
 #include <frameobject.h>
 
+#include <functional>
+#include <numeric>
 #include <sstream>
 #include <unordered_map>
 
@@ -170,8 +172,9 @@ Tracer::~Tracer() {
 
 Tracer *Tracer::current() { return gCurrent; }
 void Tracer::activate() {
-  TORCH_CHECK(!gCurrent || gCurrent == this,
-              "poptorch: another model is already being traced; tracing cannot nest");
+  if (gCurrent && gCurrent != this)
+    throw std::runtime_error("poptorch: another model is already being traced; tracing "
+                             "cannot nest (call compiled models outside the traced one)");
   gCurrent = this;
 }
 void Tracer::deactivate() {
@@ -294,6 +297,10 @@ void Tracer::checkReadable(const at::Tensor &t, const std::string &what) {
 
 std::vector<c10::IValue> Tracer::runOnMeta(const c10::OperatorHandle &op,
                                            const std::vector<c10::IValue> &args) {
+  if (op.hasTag(at::Tag::dynamic_output_shape))
+    fail(opDisplayName(op), "its output shape depends on the values of its inputs, which a "
+                            "compiled program cannot have; compute it outside the model "
+                            "(or use a fixed-shape alternative such as torch.where)");
   torch::jit::Stack stack;
   for (const c10::IValue &a : args)
     stack.push_back(mapTensors(a, [](const at::Tensor &t) -> at::Tensor {
@@ -364,7 +371,8 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
   if (schema.name() == "aten::_to_copy" && args[3].isDevice() &&
       args[3].toDevice().type() != c10::DeviceType::IPU)
     checkReadable(args[0].toTensor(), "moving a tensor to " + args[3].toDevice().str() +
-                                          " inside the model");
+                                          " inside the model (Tensor.cpu(), .tolist(), "
+                                          ".numpy() or printing)");
   ++opCount;
   const OpSpec *spec = findSpec(schema.operator_name());
   SourceLoc loc = sourceLocation();
@@ -372,43 +380,53 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
   torch::jit::drop(*stack, nargs);
 
   auto pushOutputs = [&](const std::vector<ValueId> &ids, const std::string &reason) {
-    // In-place and out= forms: the written arguments take the new values.
-    std::vector<at::Tensor> written;
-    if (spec && spec->mode == Mode::Inplace)
-      written.push_back(args[0].toTensor());
-    if (spec && spec->mode == Mode::Out)
-      for (size_t i = 0; i < nargs; ++i)
-        if (schema.arguments()[i].is_out())
-          written.push_back(args[i].toTensor());
-    if (!written.empty() && reason.empty()) {
-      for (size_t i = 0; i < written.size(); ++i) {
-        at::Tensor w = written[i];
-        const at::Tensor &mt = metaOut.at(i).toTensor();
+    auto bindResult = [&](const at::Tensor &t, size_t index) {
+      if (index < ids.size())
+        bindValue(t, ids[index]);
+      else
+        bindPoison(t, !reason.empty() ? reason
+                                      : "output " + std::to_string(index) + " of " + opName +
+                                            " is not computed by poptorch");
+    };
+    // The arguments the op writes (self of in-place ops, out= arguments), by
+    // the schema, so that unsupported ops poison them too: the j-th takes the
+    // op's j-th value, and returns aliasing them return them.
+    std::vector<size_t> writtenArgs;
+    for (size_t i = 0; i < nargs; ++i) {
+      const c10::AliasInfo *alias = schema.arguments()[i].alias_info();
+      if (alias && alias->isWrite() && args[i].isTensor() && args[i].toTensor().defined())
+        writtenArgs.push_back(i);
+    }
+    auto writtenArgOfReturn = [&](size_t r) -> std::optional<size_t> {
+      const c10::AliasInfo *alias = schema.returns()[r].alias_info();
+      if (alias && alias->isWrite())
+        for (size_t i : writtenArgs)
+          if (*schema.arguments()[i].alias_info() == *alias)
+            return i;
+      return std::nullopt;
+    };
+    for (size_t r = 0; r < metaOut.size(); ++r)
+      if (auto i = writtenArgOfReturn(r)) {
+        at::Tensor w = args[*i].toTensor();
+        const at::Tensor &mt = metaOut[r].toTensor();
         if (w.sizes() != mt.sizes())
           w.resize_(mt.sizes());
-        if (i < ids.size())
-          bindValue(w, ids[i]);
-        else
-          bindPoison(w, "output " + std::to_string(i) + " of " + opName +
-                            " is not computed by poptorch");
-        stack->push_back(w);
       }
-      return;
-    }
-    for (size_t i = 0; i < metaOut.size(); ++i) {
-      const c10::IValue &m = metaOut[i];
+    for (size_t j = 0; j < writtenArgs.size(); ++j)
+      bindResult(args[writtenArgs[j]].toTensor(), j);
+    for (size_t r = 0; r < metaOut.size(); ++r) {
+      const c10::IValue &m = metaOut[r];
+      if (auto i = writtenArgOfReturn(r)) {
+        stack->push_back(args[*i]);
+        continue;
+      }
       if (!m.isTensor()) {
         stack->push_back(m);
         continue;
       }
       const at::Tensor &mt = m.toTensor();
       at::Tensor out = emptyIpu(mt.sizes(), mt.strides(), mt.scalar_type());
-      if (i < ids.size())
-        bindValue(out, ids[i]);
-      else
-        bindPoison(out, reason.empty() ? "output " + std::to_string(i) + " of " + opName +
-                                             " is not computed by poptorch"
-                                       : reason);
+      bindResult(out, writtenArgs.empty() ? r : ids.size());
       stack->push_back(out);
     }
   };
@@ -480,7 +498,8 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
       operands.push_back({valueOf(iv->toTensor(), operandDtype, opName)});
       break;
     case ArgKind::OptTensor:
-      if (iv->isNone())
+      // C++ callers pass an absent optional tensor as an undefined Tensor.
+      if (iv->isNone() || !iv->toTensor().defined())
         operands.push_back({});
       else
         operands.push_back({valueOf(iv->toTensor(), operandDtype, opName)});
@@ -539,8 +558,7 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
       if (iv && !iv->isNone())
         for (int64_t d : iv->toIntVector())
           attr.ints.push_back(normalizeDim(d, rank));
-      if (attr.ints.empty() && (!iv || iv->isNone() || rank > 0) &&
-          std::string(a.name) == "dims" && spec->dialectOp != std::string("poptorch.permute"))
+      if (attr.ints.empty() && std::string(a.extra) == "all")
         for (int64_t d = 0; d < rank; ++d)
           attr.ints.push_back(d);
       addAttr(a.name, attr);
@@ -613,48 +631,292 @@ at::Tensor &Tracer::captureCopy(at::Tensor &self, const at::Tensor &src) {
   return self;
 }
 
-std::optional<at::Tensor> Tracer::captureView(const at::Tensor &self, c10::IntArrayRef sizes,
-                                              c10::IntArrayRef strides, int64_t offset,
-                                              const char *opName) {
+//===----------------------------------------------------------------------===//
+// Views that reach the backend (inside composite ops' decompositions)
+//===----------------------------------------------------------------------===//
+
+/// How a strided view (sizes, strides, offset) of a dense tensor reads its
+/// logical value: bring the value into memory order (`order`, giving a
+/// contiguous Q of shape S), then either reshape it (`reshapeOnly`), or take
+/// a strided range (start, step, len) of every dim of Q, permute the ranged
+/// dims into view order (`perm`), reshape to `unexpanded` and broadcast to
+/// `sizes`.
+struct ViewMap {
+  std::vector<int64_t> order, S;
+  bool reshapeOnly = false;
+  std::vector<int64_t> start, step, len, perm, permutedShape, unexpanded, sizes;
+  bool broadcast = false;
+};
+
+namespace {
+
+std::vector<int64_t> iota(int64_t n) {
+  std::vector<int64_t> v(n);
+  std::iota(v.begin(), v.end(), 0);
+  return v;
+}
+
+std::vector<int64_t> inversePermutation(const std::vector<int64_t> &p) {
+  std::vector<int64_t> inv(p.size());
+  for (size_t i = 0; i < p.size(); ++i)
+    inv[p[i]] = static_cast<int64_t>(i);
+  return inv;
+}
+
+AttrValue intsAttr(std::vector<int64_t> values) {
+  AttrValue a;
+  a.kind = AttrValue::Ints;
+  a.ints = std::move(values);
+  return a;
+}
+
+AttrValue i64Attr(int64_t value) {
+  AttrValue a;
+  a.kind = AttrValue::I64;
+  a.i = value;
+  return a;
+}
+
+} // namespace
+
+ViewMap Tracer::mapView(const at::Tensor &self, c10::IntArrayRef sizes, c10::IntArrayRef strides,
+                        int64_t offset, const char *opName) const {
+  auto unsupportedView = [&](const std::string &why) {
+    fail(opName, "a strided view of a traced tensor (sizes " + c10::str(sizes) + ", strides " +
+                     c10::str(strides) + ") " + why +
+                     "; use reshape, permute, slicing or expand instead");
+  };
+  ViewMap map;
+  map.sizes = sizes.vec();
+  const int64_t n = self.dim();
+  map.order = iota(n);
+  std::stable_sort(map.order.begin(), map.order.end(), [&](int64_t a, int64_t b) {
+    if (self.size(a) == 1 || self.size(b) == 1)
+      return false; // unit dims have no meaningful stride: keep them in place
+    return self.stride(a) > self.stride(b);
+  });
+  for (int64_t d : map.order)
+    map.S.push_back(self.size(d));
+  const std::vector<int64_t> &S = map.S;
+  auto contiguousStrides = c10::contiguous_strides(S);
+  std::vector<int64_t> C(contiguousStrides.begin(), contiguousStrides.end());
+  for (int64_t k = 0; k < n; ++k)
+    if (S[k] > 1 && self.stride(map.order[k]) != C[k])
+      unsupportedView("of a tensor with overlapping or non-dense memory");
+
+  int64_t rem = offset - self.storage_offset();
+  int64_t numel = c10::multiply_integers(sizes);
+  if (rem < 0)
+    unsupportedView("that starts before the tensor");
+  if (rem == 0 && numel == self.numel() &&
+      c10::IntArrayRef(c10::contiguous_strides(sizes)) == strides) {
+    map.reshapeOnly = true;
+    return map;
+  }
+  if (numel == 0)
+    unsupportedView("with no elements");
+
+  // Each view dim of size > 1 is a broadcast (stride 0) or a strided range
+  // of one dim of Q; the offset gives the start in every dim of Q (the dims
+  // of Q that the view does not range over are selected at that start).
+  map.start.assign(n, 0);
+  map.step.assign(n, 1);
+  map.len.assign(n, 1);
+  std::vector<int64_t> viewDimOf(n, -1);
+  for (int64_t k = 0; k < n; ++k)
+    if (S[k] > 1) {
+      map.start[k] = rem / C[k];
+      rem -= map.start[k] * C[k];
+      if (map.start[k] >= S[k])
+        unsupportedView("that starts past the end of dim " + std::to_string(map.order[k]));
+    }
+  if (rem != 0)
+    unsupportedView("with an unaligned offset");
+  const int64_t m = static_cast<int64_t>(sizes.size());
+  for (int64_t i = 0; i < m; ++i) {
+    if (sizes[i] == 1)
+      continue;
+    if (strides[i] == 0) {
+      map.broadcast = true;
+      continue;
+    }
+    // The only candidate is the dim of Q with the largest stride <= the
+    // view's (a larger step would run past the end of that dim).
+    int64_t k = 0;
+    while (k < n && (S[k] == 1 || C[k] > strides[i]))
+      ++k;
+    if (k == n || viewDimOf[k] >= 0 || strides[i] % C[k] != 0 ||
+        map.start[k] + (sizes[i] - 1) * (strides[i] / C[k]) >= S[k])
+      unsupportedView("that is not a slice, permutation or broadcast of it");
+    viewDimOf[k] = i;
+    map.step[k] = strides[i] / C[k];
+    map.len[k] = sizes[i];
+  }
+  // Ranged dims in view order, then the (now unit) selected dims.
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t k = 0; k < n; ++k)
+      if (viewDimOf[k] == i)
+        map.perm.push_back(k);
+  for (int64_t k = 0; k < n; ++k)
+    if (viewDimOf[k] < 0)
+      map.perm.push_back(k);
+  for (int64_t k : map.perm)
+    map.permutedShape.push_back(map.len[k]);
+  for (int64_t i = 0; i < m; ++i)
+    map.unexpanded.push_back(sizes[i] > 1 && strides[i] == 0 ? 1 : sizes[i]);
+  return map;
+}
+
+ValueId Tracer::emit(const char *op, ValueId in, std::vector<int64_t> shape,
+                     std::vector<std::pair<std::string, AttrValue>> attrs,
+                     const SourceLoc &loc) {
+  TensorType to = builder.typeOf(in);
+  if (to.shape == shape && (std::string(op) == "poptorch.reshape" ||
+                            std::string(op) == "poptorch.expand"))
+    return in;
+  to.shape = std::move(shape);
+  return builder.addOp(op, {{in}}, attrs, {to}, loc)[0];
+}
+
+ValueId Tracer::emitPermute(ValueId in, const std::vector<int64_t> &dims, const SourceLoc &loc) {
+  if (dims == iota(static_cast<int64_t>(dims.size())))
+    return in;
+  std::vector<int64_t> shape, from = builder.typeOf(in).shape;
+  for (int64_t d : dims)
+    shape.push_back(from[d]);
+  return emit("poptorch.permute", in, shape, {{"dims", intsAttr(dims)}}, loc);
+}
+
+ValueId Tracer::emitSlice(ValueId in, int64_t dim, int64_t start, int64_t step, int64_t len,
+                          const SourceLoc &loc) {
+  std::vector<int64_t> shape = builder.typeOf(in).shape;
+  if (start == 0 && step == 1 && len == shape[dim])
+    return in;
+  shape[dim] = len;
+  return emit("poptorch.slice", in, shape,
+              {{"dim", i64Attr(dim)}, {"start", i64Attr(start)}, {"step", i64Attr(step)}}, loc);
+}
+
+ValueId Tracer::readView(const ViewMap &map, ValueId base, const SourceLoc &loc) {
+  ValueId v = emitPermute(base, map.order, loc);
+  if (map.reshapeOnly)
+    return emit("poptorch.reshape", v, map.sizes, {}, loc);
+  for (size_t k = 0; k < map.S.size(); ++k)
+    v = emitSlice(v, k, map.start[k], map.step[k], map.len[k], loc);
+  v = emitPermute(v, map.perm, loc);
+  v = emit("poptorch.reshape", v, map.unexpanded, {}, loc);
+  return emit("poptorch.expand", v, map.sizes, {}, loc);
+}
+
+ValueId Tracer::writeView(const ViewMap &map, ValueId base, ValueId value, const char *opName,
+                          const SourceLoc &loc) {
+  if (map.broadcast)
+    fail(opName, "writes into a broadcast (expanded) view, which is not supported");
+  ValueId q = emitPermute(base, map.order, loc);
+  if (map.reshapeOnly)
+    return emitPermute(emit("poptorch.reshape", value, map.S, {}, loc),
+                       inversePermutation(map.order), loc);
+  ValueId w = emit("poptorch.reshape", value, map.permutedShape, {}, loc);
+  w = emitPermute(w, inversePermutation(map.perm), loc);
+  // Insert w into q one dim of Q at a time: along dim k, the region of q at
+  // start + i * step (i < len) is replaced by the result of inserting w into
+  // that region along the remaining dims.
+  std::function<ValueId(ValueId, size_t)> insert = [&](ValueId into, size_t k) -> ValueId {
+    if (k == map.S.size())
+      return w;
+    int64_t size = builder.typeOf(into).shape[k];
+    int64_t start = map.start[k], step = map.step[k], len = map.len[k];
+    ValueId region = emitSlice(into, k, start, step, len, loc);
+    ValueId middle = insert(region, k + 1);
+    if (start == 0 && step == 1 && len == size)
+      return middle;
+    std::vector<ValueId> pieces;
+    if (start > 0)
+      pieces.push_back(emitSlice(into, k, 0, 1, start, loc));
+    if (step == 1) {
+      pieces.push_back(middle);
+    } else {
+      for (int64_t i = 0; i < len; ++i) {
+        pieces.push_back(emitSlice(middle, k, i, 1, 1, loc));
+        if (i + 1 < len)
+          pieces.push_back(emitSlice(into, k, start + i * step + 1, 1, step - 1, loc));
+      }
+    }
+    int64_t end = start + (len - 1) * step + 1;
+    if (end < size)
+      pieces.push_back(emitSlice(into, k, end, 1, size - end, loc));
+    TensorType to = builder.typeOf(into);
+    return builder.addOp("poptorch.cat", {pieces}, {{"dim", i64Attr(k)}}, {to}, loc)[0];
+  };
+  return emitPermute(insert(q, 0), inversePermutation(map.order), loc);
+}
+
+std::optional<ValueId> Tracer::viewValue(const at::Tensor &self, c10::IntArrayRef sizes,
+                                         c10::IntArrayRef strides, int64_t offset,
+                                         const char *opName) {
   if (!isTraced(self))
     return std::nullopt;
   ++opCount;
-  ValueId in = valueOf(self, std::nullopt, opName);
-  TensorType to = builder.typeOf(in);
-  to.shape = sizes.vec();
-  at::Tensor out = emptyIpu(sizes, c10::contiguous_strides(sizes), self.scalar_type());
-  // Traced values are logically contiguous: the view is a row-major reshape
-  // when its strides are contiguous, or a permutation of the input's dims.
-  bool contiguous = offset == self.storage_offset() &&
-                    c10::IntArrayRef(c10::contiguous_strides(sizes)) == strides;
-  if (contiguous && c10::multiply_integers(sizes) == self.numel()) {
-    bindValue(out, builder.addOp("poptorch.reshape", {{in}}, {}, {to}, sourceLocation())[0]);
-    return out;
-  }
-  if (offset == self.storage_offset() && sizes.size() == static_cast<size_t>(self.dim()) &&
-      self.is_contiguous()) {
-    std::vector<int64_t> perm;
-    for (size_t i = 0; i < sizes.size(); ++i)
-      for (int64_t d = 0; d < self.dim(); ++d)
-        if (self.stride(d) == strides[i] && self.size(d) == sizes[i] &&
-            std::find(perm.begin(), perm.end(), d) == perm.end()) {
-          perm.push_back(d);
-          break;
-        }
-    if (perm.size() == sizes.size()) {
-      AttrValue dims;
-      dims.kind = AttrValue::Ints;
-      dims.ints = perm;
-      bindValue(out, builder.addOp("poptorch.permute", {{in}}, {{"dims", dims}}, {to},
-                                   sourceLocation())[0]);
-      return out;
-    }
-  }
-  fail(opName, "a strided view of a traced tensor that is neither a reshape nor a "
-               "permutation; use contiguous ops (reshape, permute, slicing) instead");
+  ViewMap map = mapView(self, sizes, strides, offset, opName);
+  return readView(map, valueOf(self, std::nullopt, opName), sourceLocation());
 }
 
-void Tracer::finish(const std::vector<at::Tensor> &outputs) {
+void Tracer::captureScatter(const c10::OperatorHandle &op, const char *viewOp,
+                            const char *viewOverload, torch::jit::Stack *stack) {
+  const c10::FunctionSchema &schema = op.schema();
+  const std::string opName = opDisplayName(op);
+  size_t nargs = schema.arguments().size();
+  std::vector<c10::IValue> args(stack->end() - nargs, stack->end());
+  const at::Tensor self = args[0].toTensor(), src = args[1].toTensor();
+  if (!isTraced(self) && !isTraced(src))
+    return foldOnHost(op, stack);
+  ++opCount;
+  // `x_scatter(self, src, args...)` writes src into `x(self, args...)`: take
+  // that view's geometry from the view op run on a Meta tensor like self.
+  at::Tensor meta = at::empty_strided(self.sizes(), self.strides(),
+                                      self.options().device(c10::kMeta));
+  torch::jit::Stack viewStack{meta};
+  viewStack.insert(viewStack.end(), args.begin() + 2, args.end());
+  c10::Dispatcher::singleton().findSchemaOrThrow(viewOp, viewOverload).callBoxed(viewStack);
+  const at::Tensor view = viewStack.at(0).toTensor();
+  SourceLoc loc = sourceLocation();
+  ViewMap map = mapView(self, view.sizes(), view.strides(),
+                        self.storage_offset() + view.storage_offset(), opName.c_str());
+  ValueId result = writeView(map, valueOf(self, std::nullopt, opName),
+                             valueOf(src, self.scalar_type(), opName), opName.c_str(), loc);
+  torch::jit::drop(*stack, nargs);
+  at::Tensor out = emptyIpu(self.sizes(), c10::contiguous_strides(self.sizes()),
+                            self.scalar_type());
+  bindValue(out, result);
+  stack->push_back(out);
+}
+
+std::optional<at::Tensor> Tracer::captureView(const at::Tensor &self, c10::IntArrayRef sizes,
+                                              c10::IntArrayRef strides, int64_t offset,
+                                              const char *opName) {
+  std::optional<ValueId> v = viewValue(self, sizes, strides, offset, opName);
+  if (!v)
+    return std::nullopt;
+  at::Tensor out = emptyIpu(sizes, c10::contiguous_strides(sizes), self.scalar_type());
+  bindValue(out, *v);
+  return out;
+}
+
+bool Tracer::captureViewInplace(const at::Tensor &self, c10::IntArrayRef sizes,
+                                c10::IntArrayRef strides, int64_t offset,
+                                const char *opName) {
+  std::optional<ValueId> v = viewValue(self, sizes, strides, offset, opName);
+  if (!v)
+    return false;
+  // `self` now holds the view's value, laid out contiguously like every
+  // traced tensor (the view has the same number of elements).
+  self.unsafeGetTensorImpl()->set_sizes_contiguous(sizes);
+  bindValue(self, *v);
+  return true;
+}
+
+std::pair<int64_t, std::vector<int64_t>>
+Tracer::finish(const std::vector<at::Tensor> &outputs) {
   if (!unsupported.empty()) {
     std::ostringstream os;
     os << "poptorch: the model uses " << unsupported.size()
@@ -670,9 +932,27 @@ void Tracer::finish(const std::vector<at::Tensor> &outputs) {
           "them outside it, or add them to the op table (docs/developer.md).";
     throw std::runtime_error(os.str());
   }
-  std::vector<ValueId> outs;
+  // Every result is a distinct value: an output that repeats another output
+  // or is the new value of a mutated argument is served from that result
+  // (returning one value twice is also what the bufferization pipeline
+  // cannot handle). Mutated arguments come last, as GraphBuilder expects.
+  std::vector<ValueId> values;
   for (const at::Tensor &t : outputs)
-    outs.push_back(valueOf(t, std::nullopt, "<model output>"));
+    values.push_back(valueOf(t, std::nullopt, "<model output>"));
+  std::unordered_map<ValueId, int64_t> updateIndex;
+  for (const auto &[arg, v] : bufferUpdates)
+    updateIndex.emplace(v, static_cast<int64_t>(updateIndex.size()));
+  std::vector<ValueId> outs;
+  std::unordered_map<ValueId, int64_t> outIndex;
+  for (ValueId v : values)
+    if (!updateIndex.count(v) && outIndex.emplace(v, outs.size()).second)
+      outs.push_back(v);
+  std::vector<int64_t> resultOfOutput;
+  for (ValueId v : values) {
+    auto u = updateIndex.find(v);
+    resultOfOutput.push_back(u != updateIndex.end() ? static_cast<int64_t>(outs.size()) + u->second
+                                                    : outIndex.at(v));
+  }
   std::vector<std::pair<int64_t, ValueId>> updates(bufferUpdates.begin(), bufferUpdates.end());
   for (auto &[arg, v] : updates)
     updateArgs.push_back(arg);
@@ -681,6 +961,7 @@ void Tracer::finish(const std::vector<at::Tensor> &outputs) {
   } catch (const CompileError &e) {
     throw std::runtime_error(std::string("poptorch: ") + e.what());
   }
+  return {static_cast<int64_t>(outs.size()), resultOfOutput};
 }
 
 } // namespace poptorch

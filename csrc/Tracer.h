@@ -11,11 +11,13 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace poptorch {
 
 using poptorch_bridge::ValueId;
+struct ViewMap;
 
 /// What the tracer knows about one ipu tensor.
 /// Ipu tensors that are not in the tracer's map are constants: their memory
@@ -48,7 +50,10 @@ public:
   void addArgument(const at::Tensor &t, const std::string &name, const std::string &role);
   /// Ends tracing: `outputs` become the results. Throws if any op was
   /// unsupported (listing all of them) or an output cannot be produced.
-  void finish(const std::vector<at::Tensor> &outputs);
+  /// Returns the number of results before the mutated arguments' new values
+  /// and, for each output, the index of the function result holding it
+  /// (results are distinct values, so outputs may share one).
+  std::pair<int64_t, std::vector<int64_t>> finish(const std::vector<at::Tensor> &outputs);
   std::string moduleText(bool debugInfo) const { return builder.print(debugInfo); }
   /// For each result after the user outputs: the argument it writes back.
   const std::vector<int64_t> &bufferUpdateArgs() const { return updateArgs; }
@@ -58,15 +63,41 @@ public:
   void capture(const c10::OperatorHandle &op, torch::jit::Stack *stack);
   at::Tensor &captureCopy(at::Tensor &self, const at::Tensor &src);
   void checkReadable(const at::Tensor &t, const std::string &what);
+  /// `aten::<view>_scatter(self, src, ...)` (what functionalization emits for
+  /// a write into a view): self with src written into view(self, ...).
+  void captureScatter(const c10::OperatorHandle &op, const char *viewOp,
+                      const char *viewOverload, torch::jit::Stack *stack);
   /// A view of a traced tensor that reached the backend without
   /// functionalization (inside a composite op's decomposition): captured as
   /// the equivalent reshape or permute. Returns nullopt for untraced tensors.
   std::optional<at::Tensor> captureView(const at::Tensor &self, c10::IntArrayRef sizes,
                                         c10::IntArrayRef strides, int64_t offset,
                                         const char *opName);
+  /// The in-place form (as_strided_, which squeeze_, unsqueeze_, transpose_
+  /// and t_ use): `self` takes the view's value. Returns false for untraced
+  /// tensors.
+  bool captureViewInplace(const at::Tensor &self, c10::IntArrayRef sizes,
+                          c10::IntArrayRef strides, int64_t offset, const char *opName);
 
 private:
   TracedValue *lookup(const at::Tensor &t);
+  std::optional<ValueId> viewValue(const at::Tensor &self, c10::IntArrayRef sizes,
+                                   c10::IntArrayRef strides, int64_t offset,
+                                   const char *opName);
+  ViewMap mapView(const at::Tensor &self, c10::IntArrayRef sizes, c10::IntArrayRef strides,
+                  int64_t offset, const char *opName) const;
+  /// The view's value, read from the base's value.
+  ValueId readView(const ViewMap &map, ValueId base, const poptorch_bridge::SourceLoc &loc);
+  /// The base's value after writing `value` into the view.
+  ValueId writeView(const ViewMap &map, ValueId base, ValueId value, const char *opName,
+                    const poptorch_bridge::SourceLoc &loc);
+  ValueId emit(const char *op, ValueId in, std::vector<int64_t> shape,
+               std::vector<std::pair<std::string, poptorch_bridge::AttrValue>> attrs,
+               const poptorch_bridge::SourceLoc &loc);
+  ValueId emitPermute(ValueId in, const std::vector<int64_t> &dims,
+                      const poptorch_bridge::SourceLoc &loc);
+  ValueId emitSlice(ValueId in, int64_t dim, int64_t start, int64_t step, int64_t len,
+                    const poptorch_bridge::SourceLoc &loc);
   bool isTraced(const at::Tensor &t);
   void bindValue(const at::Tensor &t, ValueId v);
   void bindPoison(const at::Tensor &t, const std::string &reason);

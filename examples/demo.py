@@ -1,8 +1,9 @@
 """The README example: compile a small model for the ipu and compare with eager PyTorch."""
 
-import torch
-
 import poptorch
+import re
+
+import torch
 
 model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Linear(32, 4))
 model.eval()
@@ -13,4 +14,7 @@ out = ipu_model(x)  # traced, compiled to native code, run
 
 torch.testing.assert_close(out, model(x))
 print("poptorch output matches eager PyTorch:", tuple(out.shape))
-print("captured IR:\n" + ipu_model.executable.graph.mlir.split("#loc", 1)[0])
+ir = ipu_model.executable.graph.mlir
+print("captured IR (locations removed):")
+print("\n".join(re.sub(r" loc\(.*\)$", "", line) for line in ir.splitlines()
+                if not line.startswith("#loc")))

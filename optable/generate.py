@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "optable"))
 
-import ops as table  # noqa: E402
+import ops as table  # noqa: E402 (needs the sys.path entry above)
 
 HEADER = "generated from optable/ops.py by optable/generate.py; do not edit. Regenerate with `make generate`."
 
@@ -104,7 +104,7 @@ def check_table() -> list[str]:
             errors.append(f"{e.schema}: no such aten overload")
             continue
         arg_names = {a.name for a in schemas[overload].arguments}
-        for dname, arg in e.args.items():
+        for arg in e.args.values():
             if arg.kind not in ARG_KIND_ENUM:
                 errors.append(f"{e.schema}: unknown argument kind {arg.kind}")
             if arg.aten and arg.aten not in arg_names:
@@ -122,7 +122,7 @@ def check_table() -> list[str]:
     return errors
 
 
-def variants(e: "table.Aten") -> list[tuple[str, str, str]]:
+def variants(e: table.Aten) -> list[tuple[str, str, str]]:
     """(name, overload, mode) of the entry and its in-place and out= variants.
 
     A variant has the functional overload's arguments (plus `out` tensors), so

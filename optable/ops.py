@@ -109,7 +109,7 @@ KINDS = {
     "str": "StrAttr from a str argument",
     "ints": "DenseI64ArrayAttr from an int[] argument (extra: aten arg to copy when empty)",
     "dim": "I64Attr: a dimension, normalised against the rank of the first operand",
-    "dims": "DenseI64ArrayAttr: dimensions, normalised; None or [] means all",
+    "dims": "DenseI64ArrayAttr: dimensions, normalised (extra `all`: None or [] means all)",
     "index": "I64Attr: a position along dimension `extra`, normalised and clamped; None is 0",
     "reversed_dims": "DenseI64ArrayAttr: the dimensions of the first operand, reversed",
 }
@@ -135,7 +135,7 @@ def F(name: str) -> Arg:
     return Arg("f64", name)
 
 
-def I(name: str) -> Arg:  # noqa: E743
+def I(name: str) -> Arg:  # noqa: E743 (the table reads T, F, I, B)
     return Arg("i64", name)
 
 
@@ -155,8 +155,8 @@ def Dim(name: str) -> Arg:
     return Arg("dim", name)
 
 
-def Dims(name: str) -> Arg:
-    return Arg("dims", name)
+def Dims(name: str, empty_means_all: bool = False) -> Arg:
+    return Arg("dims", name, "all" if empty_means_all else "")
 
 
 def Index(name: str, dim_arg: str) -> Arg:
@@ -261,12 +261,12 @@ ATEN: list[Aten] = [
     Aten("_softmax", "softmax", {"input": T("self"), "dim": Dim("dim")}),
     Aten("_log_softmax", "log_softmax", {"input": T("self"), "dim": Dim("dim")}),
     # ---- reductions
-    Aten("sum", "reduce_sum", {"input": T("self"), "dims": Dims("")}),
+    Aten("sum", "reduce_sum", {"input": T("self"), "dims": Dims("", empty_means_all=True)}),
     Aten("sum.dim_IntList", "reduce_sum",
-         {"input": T("self"), "dims": Dims("dim"), "keepdim": B("keepdim")}),
-    Aten("mean", "reduce_mean", {"input": T("self"), "dims": Dims("")}),
+         {"input": T("self"), "dims": Dims("dim", empty_means_all=True), "keepdim": B("keepdim")}),
+    Aten("mean", "reduce_mean", {"input": T("self"), "dims": Dims("", empty_means_all=True)}),
     Aten("mean.dim", "reduce_mean",
-         {"input": T("self"), "dims": Dims("dim"), "keepdim": B("keepdim")}),
+         {"input": T("self"), "dims": Dims("dim", empty_means_all=True), "keepdim": B("keepdim")}),
     # ---- data movement (functionalization turns views into their *_copy forms)
     Aten("view_copy", "reshape", {"input": T("self")}),
     Aten("_unsafe_view", "reshape", {"input": T("self")}),

@@ -5,6 +5,12 @@
 // JIT-compiles the LLVM dialect with mlir::ExecutionEngine at O3 for the
 // host CPU. Calls go through the packed C interface of @main.
 //
+// Parallel loops run on the MLIR async runtime (libmlir_async_runtime). It
+// is loaded once per process and its symbols are registered into every
+// engine by hand: handing it to ExecutionEngine as a shared library would
+// make each engine's destructor reset the process-wide runtime under the
+// feet of the engines still alive.
+//
 //===----------------------------------------------------------------------===//
 #include "Bridge.h"
 
@@ -20,6 +26,8 @@
 #include "mlir/Target/LLVMIR/Export.h"
 #include "poptorch/Transforms/Passes.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
+#include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -56,6 +64,31 @@ void initOnce() {
     return true;
   }();
   (void)done;
+}
+
+/// The async runtime's C API (mlirAsyncRuntime*), loaded on first use and
+/// kept for the life of the process.
+const llvm::StringMap<void *> &asyncRuntimeSymbols() {
+  static const auto *symbols = [] {
+    auto *map = new llvm::StringMap<void *>();
+    std::string path =
+        std::string(POPTORCH_MLIR_LIB_DIR) + "/libmlir_async_runtime.so";
+    std::string err;
+    auto lib =
+        llvm::sys::DynamicLibrary::getPermanentLibrary(path.c_str(), &err);
+    if (!lib.isValid())
+      throw CompileError("cannot load the async runtime " + path + ": " + err);
+    // The library's init hook hands out its symbols; its destroy hook
+    // (which would tear the runtime down) is deliberately never called.
+    auto init = reinterpret_cast<ExecutionEngine::LibraryInitFn>(
+        lib.getAddressOfSymbol(ExecutionEngine::kLibraryInitFnName));
+    if (!init)
+      throw CompileError(path + " has no " +
+                         std::string(ExecutionEngine::kLibraryInitFnName));
+    init(*map);
+    return map;
+  }();
+  return *symbols;
 }
 
 std::string toText(Operation *op) {
@@ -156,6 +189,15 @@ public:
       throw CompileError("JIT compilation failed: " + msg + "\n" + diags);
     }
     engine = std::move(*created);
+    const llvm::StringMap<void *> &asyncSymbols = asyncRuntimeSymbols();
+    engine->registerSymbols([&](llvm::orc::MangleAndInterner interner) {
+      llvm::orc::SymbolMap map;
+      for (const auto &entry : asyncSymbols)
+        map[interner(entry.getKey())] = {
+            llvm::orc::ExecutorAddr::fromPtr(entry.getValue()),
+            llvm::JITSymbolFlags::Exported};
+      return map;
+    });
     stageTimes.emplace_back("jit", seconds(clock() - tj));
   }
 

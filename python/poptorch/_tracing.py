@@ -3,17 +3,20 @@
 ``trace`` runs the model once on ``ipu`` tensors: every aten op reaches the C++
 dispatcher hook, which records it (shapes and dtypes come from Meta tensors,
 no arithmetic happens). PyTorch's functionalization turns views and in-place
-ops into value semantics first, and writes to buffers come back as explicit
-results that the runtime stores into the device copy of the buffer.
+ops into value semantics first, and writes to buffers (and inputs) come back
+as explicit results that the runtime stores into the device copy of the
+buffer (or the caller's input tensor).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 import time
 import warnings
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 import torch.utils._pytree as pytree
@@ -33,7 +36,7 @@ class TensorSpec:
     dtype: torch.dtype
 
     @staticmethod
-    def of(t: torch.Tensor) -> "TensorSpec":
+    def of(t: torch.Tensor) -> TensorSpec:
         return TensorSpec(tuple(t.shape), t.dtype)
 
     def __str__(self) -> str:
@@ -48,18 +51,18 @@ class Signature:
     leaves: tuple[Any, ...]  # TensorSpec for tensors, the value for Python constants
 
     @staticmethod
-    def of(args: Sequence[Any], kwargs: dict[str, Any]) -> "Signature":
+    def of(args: Sequence[Any], kwargs: dict[str, Any]) -> Signature:
         leaves, treespec = pytree.tree_flatten((tuple(args), dict(kwargs)))
         return Signature(
             treespec,
             tuple(TensorSpec.of(x) if isinstance(x, torch.Tensor) else x for x in leaves),
         )
 
-    def diff(self, other: "Signature") -> str:
+    def diff(self, other: Signature) -> str:
         """Says which input differs, for the recompilation log and errors."""
         if self.treespec != other.treespec:
             return f"the input structure changed from {self.treespec} to {other.treespec}"
-        for i, (a, b) in enumerate(zip(self.leaves, other.leaves)):
+        for i, (a, b) in enumerate(zip(self.leaves, other.leaves, strict=True)):
             if a != b:
                 return f"input {i} changed from {a} to {b}"
         return "no difference"
@@ -69,14 +72,20 @@ def _source_excludes(extra: Sequence[str] = ()) -> list[str]:
     return [_PACKAGE_DIR + os.sep, _TORCH_DIR + os.sep, *extra]
 
 
-def _to_ipu(t: torch.Tensor, what: str) -> torch.Tensor:
-    if t.requires_grad:
-        warnings.warn(
-            f"poptorch: {what} requires grad; inference models do not compute gradients, "
-            "so it is detached (as PopTorch does)",
-            stacklevel=4,
-        )
-    return t.detach().to(IPU)
+def _user_stacklevel() -> int:
+    """The warnings stacklevel of the first frame outside poptorch (the user's call)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _warn_requires_grad(what: str) -> None:
+    warnings.warn(
+        f"poptorch: {what} requires grad; inference models do not compute gradients, "
+        "so it is detached (as PopTorch does)",
+        stacklevel=_user_stacklevel(),
+    )
 
 
 class TracedGraph:
@@ -94,6 +103,8 @@ class TracedGraph:
         parameters: list[tuple[str, torch.Tensor]],
         buffers: list[tuple[str, torch.Tensor]],
         buffer_update_args: list[int],
+        num_output_results: int,
+        output_results: list[int],
         num_ops: int,
         trace_seconds: float,
     ) -> None:
@@ -104,6 +115,11 @@ class TracedGraph:
         self.parameters = parameters
         self.buffers = buffers
         self.buffer_update_args = buffer_update_args
+        # The function returns `num_output_results` distinct output values,
+        # then the new value of each argument in `buffer_update_args`; for each
+        # tensor output, `output_results` is the index of the result holding it.
+        self.num_output_results = num_output_results
+        self.output_results = output_results
         self.num_ops = num_ops
         self.trace_seconds = trace_seconds
 
@@ -111,7 +127,7 @@ class TracedGraph:
     def num_inputs(self) -> int:
         return sum(isinstance(x, TensorSpec) for x in self.signature.leaves)
 
-    def compile(self, options: "Any | None" = None) -> "Executable":
+    def compile(self, options: Any | None = None) -> Executable:
         from .options import Options
 
         options = options or Options()
@@ -144,29 +160,35 @@ def trace(
     leaves, treespec = pytree.tree_flatten((tuple(args), dict(kwargs)))
 
     tracer = _C.Tracer(_source_excludes(source_location_excludes))
-    ipu_leaves = []
     for i, leaf in enumerate(leaves):
-        if isinstance(leaf, torch.Tensor):
-            t = _to_ipu(leaf, f"input {i}")
-            tracer.add_argument(t, f"input{i}", "input")
-            ipu_leaves.append(t)
-        else:
-            ipu_leaves.append(leaf)
-
+        if isinstance(leaf, torch.Tensor) and leaf.requires_grad:
+            _warn_requires_grad(f"input {i}")
     parameters: list[tuple[str, torch.Tensor]] = []
     buffers: list[tuple[str, torch.Tensor]] = []
-    state: dict[str, torch.Tensor] = {}
     if isinstance(model, torch.nn.Module):
-        for name, p in model.named_parameters():
-            t = p.detach().to(IPU)
-            tracer.add_argument(t, name, "parameter")
-            parameters.append((name, p))
-            state[name] = t
-        for name, b in model.named_buffers():
-            t = b.detach().to(IPU)
-            tracer.add_argument(t, name, "buffer")
-            buffers.append((name, b))
-            state[name] = t
+        parameters = list(model.named_parameters())
+        buffers = list(model.named_buffers())
+
+    # The ipu copies are inference tensors, like everything tracing creates:
+    # a normal tensor wrapped by functionalization in inference mode keeps the
+    # ADInplaceOrView key, and views taken inside composite ops (matmul's
+    # unsqueeze of a 1-D operand) then fail with "Cannot set version_counter
+    # for inference tensor".
+    with torch.inference_mode():
+        ipu_leaves = []
+        for i, leaf in enumerate(leaves):
+            if isinstance(leaf, torch.Tensor):
+                t = leaf.detach().to(IPU)
+                tracer.add_argument(t, f"input{i}", "input")
+                ipu_leaves.append(t)
+            else:
+                ipu_leaves.append(leaf)
+        state: dict[str, torch.Tensor] = {}
+        for role, named in (("parameter", parameters), ("buffer", buffers)):
+            for name, host in named:
+                t = host.detach().to(IPU)
+                tracer.add_argument(t, name, role)
+                state[name] = t
 
     state_names = list(state)
 
@@ -176,7 +198,7 @@ def trace(
         n = len(leaves)
         call_args, call_kwargs = pytree.tree_unflatten(list(flat[:n]), treespec)
         if isinstance(model, torch.nn.Module):
-            swapped = dict(zip(state_names, flat[n:]))
+            swapped = dict(zip(state_names, flat[n:], strict=True))
             return torch.func.functional_call(model, swapped, call_args, call_kwargs)
         return model(*call_args, **call_kwargs)
 
@@ -187,7 +209,7 @@ def trace(
                 *ipu_leaves, *state.values())
         out_leaves, out_treespec = pytree.tree_flatten(out)
         tensors = [x for x in out_leaves if isinstance(x, torch.Tensor)]
-        tracer.finish(tensors)
+        num_output_results, output_results = tracer.finish(tensors)
     finally:
         tracer.deactivate()
 
@@ -202,6 +224,8 @@ def trace(
         parameters=parameters,
         buffers=buffers,
         buffer_update_args=list(tracer.buffer_update_args),
+        num_output_results=num_output_results,
+        output_results=list(output_results),
         num_ops=tracer.num_ops,
         trace_seconds=elapsed,
     )
@@ -239,7 +263,7 @@ class Executable:
     def copy_weights_to_host(self) -> None:
         with torch.no_grad():
             for (_, host), dev in zip(self.graph.parameters + self.graph.buffers,
-                                      self._device_state):
+                                      self._device_state, strict=True):
                 host.copy_(dev)
 
     def check_signature(self, args: Sequence[Any], kwargs: dict[str, Any]) -> Signature:
@@ -254,24 +278,28 @@ class Executable:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         self.check_signature(args, kwargs)
         leaves = pytree.tree_leaves((tuple(args), dict(kwargs)))
-        inputs = [x.detach().contiguous() for x in leaves if isinstance(x, torch.Tensor)]
+        user_inputs = [x for x in leaves if isinstance(x, torch.Tensor)]
+        # Program buffers are contiguous CPU tensors (ipu inputs are host memory too).
+        inputs = [x.detach().cpu().contiguous() for x in user_inputs]
         inputs += self._device_state
         out_specs = [x for x in self.graph.output_leaves if isinstance(x, TensorSpec)]
-        n_updates = len(self.graph.buffer_update_args)
-        n_params = len(self.graph.parameters)
         n_inputs = self.graph.num_inputs
-        update_specs = []
-        for arg in self.graph.buffer_update_args:
-            state = self._device_state[arg - n_inputs]
-            update_specs.append(TensorSpec.of(state))
-        outputs = [torch.empty(s.shape, dtype=s.dtype) for s in out_specs + update_specs]
+        # Every argument the model writes to comes back as an extra result:
+        # parameters and buffers update the device copy (read back by
+        # copy_weights_to_host), inputs are written back to the caller's
+        # tensors as eager PyTorch would do.
+        targets = [user_inputs[arg] if arg < n_inputs else self._device_state[arg - n_inputs]
+                   for arg in self.graph.buffer_update_args]
+        specs = dict(zip(self.graph.output_results, out_specs, strict=True))
+        outputs = [torch.empty(specs[r].shape, dtype=specs[r].dtype)
+                   for r in range(self.graph.num_output_results)]
+        outputs += [torch.empty(t.shape, dtype=t.dtype) for t in targets]
         self._program.run(inputs, outputs)
-        if n_updates:
-            for arg, new in zip(self.graph.buffer_update_args, outputs[len(out_specs):]):
-                index = arg - n_inputs
-                assert index >= n_params, "only buffers are updated by inference models"
-                self._device_state[index].copy_(new)
-        results = iter(outputs[: len(out_specs)])
+        with torch.no_grad():
+            updates = outputs[self.graph.num_output_results:]
+            for target, new in zip(targets, updates, strict=True):
+                target.copy_(new)
+        results = iter([outputs[r] for r in self.graph.output_results])
         out_leaves = [next(results) if isinstance(x, TensorSpec) else x
                       for x in self.graph.output_leaves]
         return pytree.tree_unflatten(out_leaves, self.graph.output_treespec)

@@ -23,7 +23,47 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 
+#include <algorithm>
+#include <thread>
+
 using namespace mlir;
+
+namespace {
+
+/// Ops below this estimated cost (see poptorch-tile-and-vectorize) run
+/// sequentially. Measured here (2 vCPUs, medians, seq vs parallel): a matmul
+/// gains nothing at 128x512x512 (0.7 ms) or 256x512x512 (1.4 ms) and 1.8-1.9x
+/// from 512x512x512 (2.7 ms, cost 2^28) up; a parallel loop under ~1 ms of
+/// work loses 50-70 us. The cause is waking the idle second vCPU (the async
+/// workers sleep when idle): with a nice-19 spinner keeping that vCPU awake,
+/// 128x512x512 already runs 1.65x faster.
+constexpr int64_t kMinParallelCost = int64_t(1) << 28;
+
+/// Blocks that async-parallel-for cuts a parallel loop into are sized for
+/// this many workers: the cores this process may use.
+unsigned numWorkers() {
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+std::string tileAndVectorizeStage() {
+  return "builtin.module(poptorch-tile-and-vectorize{min-parallel-cost=" +
+         std::to_string(kMinParallelCost) + "}, canonicalize, cse)";
+}
+
+/// scf.forall loops of the tiling pass become scf.parallel and then tasks of
+/// the MLIR async runtime (libmlir_async_runtime, registered into each engine
+/// by csrc/bridge/Program.cpp). Its pool has one thread per core and blocks
+/// when idle, so eager torch ops that run between our calls keep both cores
+/// (libgomp under torch spins instead; libomp would spin for KMP_BLOCKTIME).
+std::string parallelLoopsToAsync() {
+  return "scf-forall-to-parallel, async-parallel-for{num-workers=" +
+         std::to_string(numWorkers()) +
+         " min-task-size=1}, async-to-async-runtime, "
+         "async-runtime-ref-counting, async-runtime-ref-counting-opt, "
+         "convert-async-to-llvm, ";
+}
+
+} // namespace
 
 std::vector<std::pair<std::string, std::string>>
 mlir::poptorch::getCompilePipelineStages() {
@@ -31,19 +71,22 @@ mlir::poptorch::getCompilePipelineStages() {
       {"decompose", "builtin.module(func.func(poptorch-decompose, canonicalize, cse))"},
       {"to-linalg", "builtin.module(convert-poptorch-to-linalg, canonicalize, cse, "
                     "func.func(poptorch-fuse-elementwise), canonicalize, cse)"},
-      {"tile-and-vectorize", "builtin.module(poptorch-tile-and-vectorize, canonicalize, cse)"},
+      {"tile-and-vectorize", tileAndVectorizeStage()},
       {"bufferize",
-       "builtin.module(one-shot-bufferize{bufferize-function-boundaries "
+       "builtin.module(func.func(poptorch-distinct-results), "
+       "one-shot-bufferize{bufferize-function-boundaries "
        "function-boundary-type-conversion=identity-layout-map}, "
        "buffer-results-to-out-params{modify-public-functions hoist-static-allocs}, "
        "canonicalize, buffer-deallocation-pipeline, canonicalize)"},
       {"to-llvm",
-       "builtin.module(func.func(convert-linalg-to-loops, "
-       "convert-vector-to-scf{full-unroll=true}), "
-       "convert-scf-to-openmp, lower-affine, convert-scf-to-cf, "
+       "builtin.module(poptorch-approximate-math, "
+       "func.func(convert-linalg-to-loops, "
+       "convert-vector-to-scf{full-unroll=true}), " +
+           parallelLoopsToAsync() +
+           "lower-affine, convert-scf-to-cf, "
        "expand-strided-metadata, lower-affine, convert-vector-to-llvm, "
        "convert-math-to-llvm, convert-math-to-libm, finalize-memref-to-llvm, "
-       "convert-arith-to-llvm, convert-ub-to-llvm, convert-openmp-to-llvm, "
+       "convert-arith-to-llvm, convert-ub-to-llvm, "
        "convert-cf-to-llvm, "
        "convert-func-to-llvm, convert-index-to-llvm, reconcile-unrealized-casts)"},
   };

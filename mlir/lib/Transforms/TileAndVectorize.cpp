@@ -19,6 +19,14 @@
 // Partial tiles are vectorized with masks; ops that the vectorizer rejects
 // stay tiled and are lowered to loops later.
 //
+// Multi-core: an op whose estimated cost reaches min-parallel-cost first gets
+// one parallel tile loop as an scf.forall (its outermost parallel loop that
+// divides evenly and has enough trips; the contraction's fill and consumer
+// are fused into it), and the strategy above then runs on the op inside it.
+// The forall becomes an scf.parallel after bufferization and the runtime
+// splits its iterations among the workers. Cheaper ops stay sequential:
+// waking the workers costs microseconds.
+//
 //===----------------------------------------------------------------------===//
 #include "poptorch/Transforms/Passes.h"
 
@@ -36,6 +44,9 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <limits>
 
 namespace mlir::poptorch {
 #define GEN_PASS_DEF_POPTORCHTILEANDVECTORIZE
@@ -51,6 +62,10 @@ constexpr int64_t kLanes = 16;
 /// Largest vector (in elements) that one tile of a non-contraction op may
 /// use; bigger iteration spaces are tiled further.
 constexpr int64_t kMaxVectorElems = 4096;
+
+/// A parallel loop with fewer trips than this is only taken when no outer
+/// one has as many: two blocks per worker (2 cores) balance uneven work.
+constexpr int64_t kMinParallelTrips = 4;
 
 int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
@@ -156,6 +171,94 @@ void peelPartialTiles(RewriterBase &rewriter,
 }
 
 //===----------------------------------------------------------------------===//
+// Distribution over cores
+//===----------------------------------------------------------------------===//
+
+/// The cost that min-parallel-cost is compared with: iteration points times
+/// the scalar ops of the body (a matmul point is a multiply and an add).
+int64_t estimateCost(linalg::LinalgOp op) {
+  auto mul = [](int64_t a, int64_t b) {
+    int64_t r;
+    return llvm::MulOverflow(a, b, r) ? std::numeric_limits<int64_t>::max()
+                                      : r;
+  };
+  int64_t cost = 1;
+  for (int64_t r : op.getStaticLoopRanges())
+    cost = mul(cost, std::max<int64_t>(r, 1));
+  int64_t bodyOps = 0;
+  if (Block *body = op.getBlock())
+    bodyOps = std::distance(body->begin(), body->end()) - 1; // - yield
+  return mul(cost, std::max<int64_t>(bodyOps, 1));
+}
+
+bool shouldDistribute(linalg::LinalgOp op, int64_t minParallelCost) {
+  return minParallelCost >= 0 && estimateCost(op) >= minParallelCost;
+}
+
+/// The loop to run in parallel, given the tile size of every loop (0: not
+/// tiled): a parallel loop whose tile divides it (full tiles keep static
+/// shapes for the vectorizer) and that runs at least twice. The outermost
+/// one with kMinParallelTrips trips wins, else the one with most trips.
+std::optional<unsigned> pickParallelLoop(linalg::LinalgOp op,
+                                         ArrayRef<int64_t> tileSizes) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  std::optional<unsigned> best;
+  int64_t bestTrips = 1;
+  for (unsigned d = 0; d < ranges.size(); ++d) {
+    int64_t t = tileSizes[d];
+    if (iters[d] != utils::IteratorType::parallel || t <= 0 ||
+        ShapedType::isDynamic(ranges[d]) || ranges[d] % t != 0)
+      continue;
+    int64_t trips = ranges[d] / t;
+    if (trips >= kMinParallelTrips)
+      return d;
+    if (trips > bestTrips) {
+      best = d;
+      bestTrips = trips;
+    }
+  }
+  return best;
+}
+
+/// Tiles loop `dim` of `root` by `size` with an scf.forall, fusing into it
+/// the producers that `fuse` accepts, and replaces `root` by the result.
+FailureOr<scf::SCFTileAndFuseResult>
+distributeLoop(RewriterBase &rewriter, TilingInterface root, unsigned dim,
+               int64_t size, std::function<bool(Operation *)> fuse) {
+  SmallVector<int64_t> sizes(root.getLoopIteratorTypes().size(), 0);
+  sizes[dim] = size;
+  scf::SCFTileAndFuseOptions options;
+  options.tilingOptions.setTileSizes(asIndexAttrs(rewriter, sizes));
+  options.tilingOptions.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+  options.setFusionControlFn(
+      [fuse](tensor::ExtractSliceOp, OpResult producer, bool)
+          -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+        if (fuse(producer.getOwner()))
+          return scf::SCFTileAndFuseOptions::ControlFnResult{};
+        return std::nullopt;
+      });
+  rewriter.setInsertionPoint(root);
+  FailureOr<scf::SCFTileAndFuseResult> tiled =
+      scf::tileConsumerAndFuseProducersUsingSCF(rewriter, root, options);
+  if (failed(tiled))
+    return failure();
+  for (OpResult res : root->getResults())
+    if (Value repl = tiled->replacements.lookup(res))
+      rewriter.replaceAllUsesWith(res, repl);
+  return tiled;
+}
+
+/// The op of `tiled` (a tiled root or fused producer) that `pred` accepts.
+template <typename Pred>
+linalg::LinalgOp findTiled(const scf::SCFTileAndFuseResult &tiled, Pred pred) {
+  for (Operation *t : tiled.tiledAndFusedOps)
+    if (auto l = dyn_cast<linalg::LinalgOp>(t); l && pred(l))
+      return l;
+  return nullptr;
+}
+
+//===----------------------------------------------------------------------===//
 // Contractions
 //===----------------------------------------------------------------------===//
 
@@ -225,8 +328,55 @@ linalg::GenericOp getFusableConsumer(linalg::LinalgOp op) {
   return consumer;
 }
 
+bool isTiledContraction(linalg::LinalgOp l) {
+  return !isa<linalg::FillOp>(l) && l.getNumReductionLoops() > 0 &&
+         (linalg::isaContractionOpInterface(l) ||
+          succeeded(linalg::inferContractionDims(l)));
+}
+
+void tileContractionForRegisters(RewriterBase &rewriter, linalg::LinalgOp op,
+                                 const ContractionTiles &tiles);
+
+/// Register-tiles `op`; an expensive one first gets a parallel loop over
+/// whole register tiles (with its fill and consumer), inside which the
+/// register tiling runs on the slice.
 void tileContraction(RewriterBase &rewriter, linalg::LinalgOp op,
-                     const ContractionTiles &tiles) {
+                     ContractionTiles tiles, int64_t minParallelCost) {
+  std::optional<unsigned> dim;
+  if (shouldDistribute(op, minParallelCost))
+    dim = pickParallelLoop(op, tiles.parallel);
+  if (!dim)
+    return tileContractionForRegisters(rewriter, op, tiles);
+
+  linalg::GenericOp consumer = getFusableConsumer(op);
+  TilingInterface root = cast<TilingInterface>(op.getOperation());
+  unsigned rootDim = *dim;
+  if (consumer) {
+    // The consumer's loops are the contraction's output dims, in order.
+    AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+    std::optional<unsigned> pos =
+        outMap.getResultPosition(rewriter.getAffineDimExpr(*dim));
+    if (!pos)
+      return tileContractionForRegisters(rewriter, op, tiles);
+    root = cast<TilingInterface>(consumer.getOperation());
+    rootDim = *pos;
+  }
+  Operation *contraction = op.getOperation();
+  FailureOr<scf::SCFTileAndFuseResult> tiled = distributeLoop(
+      rewriter, root, rootDim, tiles.parallel[*dim], [&](Operation *p) {
+        return p == contraction || isa<linalg::FillOp>(p);
+      });
+  if (failed(tiled))
+    return tileContractionForRegisters(rewriter, op, tiles);
+  linalg::LinalgOp inner = findTiled(*tiled, isTiledContraction);
+  if (!inner)
+    return;
+  if (std::optional<ContractionTiles> t = chooseContractionTiles(inner))
+    tileContractionForRegisters(rewriter, inner, *t);
+}
+
+void tileContractionForRegisters(RewriterBase &rewriter, linalg::LinalgOp op,
+                                 const ContractionTiles &tiles) {
   // Tile sizes of the root in its own loop order.
   linalg::GenericOp consumer = getFusableConsumer(op);
   SmallVector<int64_t> rootSizes;
@@ -265,14 +415,8 @@ void tileContraction(RewriterBase &rewriter, linalg::LinalgOp op,
       rewriter.replaceAllUsesWith(res, repl);
 
   // Find the tiled contraction and tile its reduction.
-  linalg::LinalgOp tiledContraction;
-  for (Operation *t : tiled->tiledAndFusedOps)
-    if (auto l = dyn_cast<linalg::LinalgOp>(t))
-      if (linalg::isaContractionOpInterface(l) ||
-          succeeded(linalg::inferContractionDims(l)))
-        if (!isa<linalg::FillOp>(t) && l.getNumReductionLoops() > 0)
-          tiledContraction = l;
-  if (tiledContraction) {
+  if (linalg::LinalgOp tiledContraction =
+          findTiled(*tiled, isTiledContraction)) {
     scf::SCFTilingOptions kOptions;
     kOptions.setTileSizes(asIndexAttrs(rewriter, tiles.reduction));
     rewriter.setInsertionPoint(tiledContraction);
@@ -295,7 +439,8 @@ void tileContraction(RewriterBase &rewriter, linalg::LinalgOp op,
 /// Loop orders: conv_2d_nchw_fchw (n, f, oh, ow, c, kh, kw),
 /// conv_2d_ngchw_gfchw (n, g, f, oh, ow, c, kh, kw), pooling_nchw_*
 /// (n, c, oh, ow, kh, kw).
-void tileConvolution(RewriterBase &rewriter, linalg::LinalgOp op) {
+void tileConvolution(RewriterBase &rewriter, linalg::LinalgOp op,
+                     int64_t minParallelCost) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   auto owTile = [](int64_t ow) {
     // Largest block of at most 32 that divides the width (no partial
@@ -320,6 +465,19 @@ void tileConvolution(RewriterBase &rewriter, linalg::LinalgOp op) {
   for (unsigned d = 0; d < sizes.size(); ++d)
     if (sizes[d] > 1 && ranges[d] % sizes[d] != 0)
       sizes[d] = 1;
+
+  if (shouldDistribute(op, minParallelCost))
+    if (std::optional<unsigned> dim = pickParallelLoop(op, sizes)) {
+      FailureOr<scf::SCFTileAndFuseResult> tiled = distributeLoop(
+          rewriter, cast<TilingInterface>(op.getOperation()), *dim,
+          sizes[*dim], [](Operation *) { return false; });
+      if (succeeded(tiled)) {
+        if (linalg::LinalgOp inner =
+                findTiled(*tiled, [](linalg::LinalgOp) { return true; }))
+          tileConvolution(rewriter, inner, /*minParallelCost=*/-1);
+        return;
+      }
+    }
 
   scf::SCFTilingOptions options;
   options.setTileSizes(asIndexAttrs(rewriter, sizes));
@@ -347,7 +505,8 @@ bool isConvolutionLike(linalg::LinalgOp op) {
 // Everything else: elementwise, transposes, broadcasts, reductions
 //===----------------------------------------------------------------------===//
 
-void tileGeneric(RewriterBase &rewriter, linalg::LinalgOp op) {
+void tileGeneric(RewriterBase &rewriter, linalg::LinalgOp op,
+                 int64_t minParallelCost) {
   if (!hasStaticLoops(op))
     return;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -382,6 +541,18 @@ void tileGeneric(RewriterBase &rewriter, linalg::LinalgOp op) {
   }
   if (llvm::none_of(sizes, [](int64_t s) { return s != 0; }))
     return;
+  if (shouldDistribute(op, minParallelCost))
+    if (std::optional<unsigned> dim = pickParallelLoop(op, sizes)) {
+      FailureOr<scf::SCFTileAndFuseResult> tiled = distributeLoop(
+          rewriter, cast<TilingInterface>(op.getOperation()), *dim,
+          sizes[*dim], [](Operation *) { return false; });
+      if (succeeded(tiled)) {
+        if (linalg::LinalgOp inner =
+                findTiled(*tiled, [](linalg::LinalgOp) { return true; }))
+          tileGeneric(rewriter, inner, /*minParallelCost=*/-1);
+        return;
+      }
+    }
   scf::SCFTilingOptions options;
   options.setTileSizes(asIndexAttrs(rewriter, sizes));
   rewriter.setInsertionPoint(op);
@@ -435,10 +606,14 @@ void hoistAndLower(func::FuncOp func) {
 struct TileAndVectorizePass
     : public poptorch::impl::PoptorchTileAndVectorizeBase<
           TileAndVectorizePass> {
+  using PoptorchTileAndVectorizeBase::PoptorchTileAndVectorizeBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     IRRewriter rewriter(&getContext());
-    module.walk([&](func::FuncOp func) { tileFunction(rewriter, func); });
+    module.walk([&](func::FuncOp func) {
+      tileFunction(rewriter, func, minParallelCost);
+    });
     // Static tile shapes (after peeling) must reach the linalg ops and the
     // loop-carried tensors before vectorization, so that full tiles
     // vectorize without masks.
@@ -453,7 +628,8 @@ struct TileAndVectorizePass
     });
   }
 
-  static void tileFunction(RewriterBase &rewriter, func::FuncOp func) {
+  static void tileFunction(RewriterBase &rewriter, func::FuncOp func,
+                           int64_t minParallelCost) {
     // Only ops at function level: what is already inside a tile loop has
     // been handled.
     auto topLevel = [&](auto pred) {
@@ -469,14 +645,14 @@ struct TileAndVectorizePass
                   l.getNumReductionLoops() > 0;
          }))
       if (std::optional<ContractionTiles> t = chooseContractionTiles(op))
-        tileContraction(rewriter, op, *t);
+        tileContraction(rewriter, op, *t, minParallelCost);
     for (linalg::LinalgOp op : topLevel(isConvolutionLike))
-      tileConvolution(rewriter, op);
+      tileConvolution(rewriter, op, minParallelCost);
     // What is still at function level (including contraction-shaped ops
     // without an n dim, e.g. sums of squares) takes the generic path.
     for (linalg::LinalgOp op : topLevel(
              [](linalg::LinalgOp l) { return !isConvolutionLike(l); }))
-      tileGeneric(rewriter, op);
+      tileGeneric(rewriter, op, minParallelCost);
   }
 };
 

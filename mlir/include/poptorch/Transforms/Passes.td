@@ -41,15 +41,46 @@ def PoptorchTileAndVectorize : Pass<"poptorch-tile-and-vectorize", "ModuleOp"> {
   let summary = "Tile linalg contractions and convolutions for the cache and vectorize them";
   let description = [{
     Tiles contractions (matmul / batch_matmul) and convolutions into
-    register-sized blocks, vectorizes the tiles and the elementwise ops, and
-    marks the outermost tile loops parallel so that they use every core.
+    register-sized blocks and vectorizes the tiles and the elementwise ops.
+    Ops whose estimated cost reaches `min-parallel-cost` get their outermost
+    parallel tile loop (one that divides evenly and runs at least twice) as
+    an `scf.forall`, which later becomes an `scf.parallel` run on every
+    core; cheaper ops keep sequential `scf.for` loops, since waking worker
+    threads costs more than they would save.
   }];
+  let options = [
+    Option<"minParallelCost", "min-parallel-cost", "int64_t",
+           /*default=*/"int64_t(1) << 28",
+           "Smallest estimated cost (iteration points times scalar ops per "
+           "point) at which an op's outermost tile loop runs in parallel; "
+           "0 parallelizes everything, -1 nothing">
+  ];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect", "::mlir::tensor::TensorDialect",
     "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
     "::mlir::ub::UBDialect"
   ];
+}
+
+def PoptorchApproximateMath : Pass<"poptorch-approximate-math"> {
+  let summary = "Replace math ops that have no LLVM intrinsic by polynomial approximations";
+  let description = [{
+    Rewrites math.erf (scalar or vector) into arith ops, so that vectorized
+    elementwise code stays vectorized instead of becoming one libm call per
+    element.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::vector::VectorDialect"];
+}
+
+def PoptorchDistinctResults : Pass<"poptorch-distinct-results", "func::FuncOp"> {
+  let summary = "Copy function results that repeat an earlier result";
+  let description = [{
+    Every result of a function becomes its own caller-provided buffer. When
+    two results are the same SSA value (e.g. after CSE), the later ones are
+    replaced by a linalg.copy so that bufferization gives each its buffer.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
 }
 
 #endif // POPTORCH_TRANSFORMS_PASSES_TD

@@ -1,0 +1,31 @@
+//===- ApproximateMath.cpp - vectorizable forms of libm-only math ops ---===//
+//
+// math.erf has no LLVM intrinsic: left alone it becomes a libm call per
+// element, which forces vector code back to scalars. Its polynomial
+// approximation is plain arith on vectors (f32 error ~1 ulp-range, well inside
+// torch.testing's float32 tolerance).
+//
+//===----------------------------------------------------------------------===//
+#include "poptorch/Transforms/Passes.h"
+
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::poptorch {
+#define GEN_PASS_DEF_POPTORCHAPPROXIMATEMATH
+#include "poptorch/Transforms/Passes.h.inc"
+} // namespace mlir::poptorch
+
+using namespace mlir;
+
+namespace {
+struct ApproximateMathPass
+    : public poptorch::impl::PoptorchApproximateMathBase<ApproximateMathPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populatePolynomialApproximateErfPattern(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace

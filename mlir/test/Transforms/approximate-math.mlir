@@ -1,0 +1,11 @@
+// RUN: poptorch-opt %s -poptorch-approximate-math | FileCheck %s
+
+// erf on vectors must become arithmetic (no libm call per element).
+// CHECK-LABEL: func.func @erf_vector
+// CHECK-NOT: math.erf
+// CHECK: math.fma
+// CHECK: return
+func.func @erf_vector(%v: vector<8xf32>) -> vector<8xf32> {
+  %0 = math.erf %v : vector<8xf32>
+  return %0 : vector<8xf32>
+}

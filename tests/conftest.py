@@ -1,0 +1,76 @@
+"""Shared helpers for the poptorch test suite.
+
+Every numeric check compares the compiled program with eager PyTorch on the
+CPU (``torch.testing.assert_close``); ``MAX_ERRORS`` records the largest
+absolute error per model so that the session can report it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import torch
+import torch.utils._pytree as pytree
+
+sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "python")))
+
+import poptorch  # noqa: E402
+
+MAX_ERRORS: dict[str, float] = {}
+
+
+def max_abs_error(actual: Any, expected: Any) -> float:
+    err = 0.0
+    leaves = zip(pytree.tree_leaves(actual), pytree.tree_leaves(expected), strict=True)
+    for a, e in leaves:
+        if isinstance(e, torch.Tensor) and e.numel() and e.is_floating_point():
+            err = max(err, (a.double() - e.double()).abs().max().item())
+    return err
+
+
+def assert_matches(actual: Any, expected: Any, *, name: str | None = None,
+                   atol: float | None = None, rtol: float | None = None) -> float:
+    """assert_close leaf by leaf (same structure, dtype and shape); records the error."""
+    a_leaves, a_spec = pytree.tree_flatten(actual)
+    e_leaves, e_spec = pytree.tree_flatten(expected)
+    assert a_spec == e_spec, f"output structure {a_spec} != eager {e_spec}"
+    for a, e in zip(a_leaves, e_leaves, strict=True):
+        if isinstance(e, torch.Tensor):
+            assert isinstance(a, torch.Tensor) and a.device.type == "cpu"
+            kw = {} if atol is None else {"atol": atol, "rtol": rtol if rtol is not None else 0}
+            torch.testing.assert_close(a, e.detach(), **kw)
+        else:
+            assert a == e
+    err = max_abs_error(actual, expected)
+    if name is not None:
+        MAX_ERRORS[name] = max(MAX_ERRORS.get(name, 0.0), err)
+    return err
+
+
+def compiled(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Traces, compiles and runs ``fn`` once through ``trace().compile()``."""
+    return poptorch.trace(fn, *args, **kwargs).compile()(*args, **kwargs)
+
+
+def check(fn: Callable[..., Any], *args: Any, atol: float | None = None,
+          rtol: float | None = None, **kwargs: Any) -> None:
+    """Compiled ``fn(*args)`` equals eager ``fn(*args)``."""
+    with torch.no_grad():
+        expected = fn(*args, **kwargs)
+    assert_matches(compiled(fn, *args, **kwargs), expected, atol=atol, rtol=rtol)
+
+
+@pytest.fixture(autouse=True)
+def _seed() -> None:
+    torch.manual_seed(0)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if MAX_ERRORS:
+        terminalreporter.section("max abs error vs eager PyTorch")
+        for name, err in sorted(MAX_ERRORS.items()):
+            terminalreporter.write_line(f"{name:60s} {err:.3e}")

@@ -1,0 +1,246 @@
+"""Errors users hit: unsupported ops (all listed at once, with their lines),
+data-dependent Python, input guards and recompilation, and process exit."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import poptorch
+import pytest
+import torch
+from conftest import assert_matches
+
+THIS_FILE = __file__
+PYTHON_DIR = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "python"))
+
+
+def line_of(marker: str) -> int:
+    for number, text in enumerate(open(THIS_FILE).read().splitlines(), start=1):
+        if marker in text and "line_of(" not in text:
+            return number
+    raise AssertionError(marker)
+
+
+# ---------------------------------------------------------------- unsupported ops
+def one_unsupported(x):
+    return torch.fft.fft(x).abs() + 1  # @fft
+
+
+def two_unsupported(x):
+    y = torch.sort(x, dim=1).values  # @sort
+    z = torch.cumsum(y, 0) * 2  # @cumsum
+    return z + x, torch.fft.fft(x)  # @fft2
+
+
+def test_unsupported_op_names_aten_op_and_line():
+    with pytest.raises(RuntimeError) as info:
+        poptorch.trace(one_unsupported, torch.randn(4, 3))
+    message = str(info.value)
+    assert "1 unsupported operation" in message
+    assert re.search(rf"aten::_fft_\w+ at {re.escape(THIS_FILE)}:{line_of('# @fft')}\b", message)
+    assert "docs/ops.md" in message
+
+
+def test_all_unsupported_ops_are_listed_at_once():
+    with pytest.raises(RuntimeError) as info:
+        poptorch.trace(two_unsupported, torch.randn(4, 3))
+    message = str(info.value)
+    assert "3 unsupported operations" in message, message
+    for op, marker in [("aten::sort", "# @sort"), ("aten::cumsum", "# @cumsum"),
+                       ("aten::_fft_", "# @fft2")]:
+        assert re.search(rf"{op}\S* at {re.escape(THIS_FILE)}:{line_of(marker)}\b", message), (
+            op, message)
+
+
+def test_repeated_unsupported_op_is_counted_once_per_line():
+    def f(x):
+        for _ in range(3):
+            x = torch.cumsum(x, 0)  # @loop
+        return x
+
+    with pytest.raises(RuntimeError, match=rf":{line_of('# @loop')} \(3 times\)"):
+        poptorch.trace(f, torch.randn(3))
+
+
+def test_unsupported_error_from_inference_model_and_ipu_context():
+    model = torch.nn.Sequential(torch.nn.Linear(3, 3))
+    model.register_forward_hook(lambda m, i, o: torch.sort(o).values)
+    with pytest.raises(RuntimeError, match="aten::sort"):
+        poptorch.inferenceModel(model)(torch.randn(2, 3))
+    with pytest.raises(RuntimeError, match="aten::_fft_"):
+        poptorch.experimental.IPUContext(one_unsupported)(torch.randn(3))
+
+
+def test_data_dependent_output_shape_is_a_clear_error():
+    with pytest.raises(RuntimeError, match="aten::nonzero .*output shape depends on the values"):
+        poptorch.trace(lambda x: x.nonzero(), torch.randn(3))
+
+
+# ---------------------------------------------------------------- data-dependent Python
+def control_flow(x):
+    if x.sum() > 0:  # @if
+        return x
+    return -x
+
+
+def control_flow_on_supported_ops(x):
+    if x.mean():  # @if-mean
+        return x
+    return -x
+
+
+@pytest.mark.parametrize("fn,marker,what", [
+    (control_flow, "# @if", "Python control flow"),
+    (control_flow_on_supported_ops, "# @if-mean", "Python control flow"),
+    (lambda x: x * x.max().item(), None, "Tensor.item"),
+    (lambda x: torch.tensor(x.tolist()), None, ".tolist"),
+    (lambda x: x.cpu() + 1, None, "moving a tensor to cpu"),
+    (lambda x: print(x * 2) or x, None, "printing|moving a tensor to cpu"),
+], ids=["if", "if-mean", "item", "tolist", "cpu", "print"])
+def test_data_dependent_python_is_a_clear_error(fn, marker, what):
+    with pytest.raises(RuntimeError) as info:
+        poptorch.trace(fn, torch.randn(4, 3))
+    message = str(info.value)
+    assert re.search(what, message), message
+    assert "not known while tracing" in message
+    assert THIS_FILE in message
+    if marker:
+        assert f"{THIS_FILE}:{line_of(marker)}" in message
+
+
+def test_reads_of_constants_are_fine():
+    def f(x):
+        n = int(torch.tensor(3).item())  # a constant: its value is known
+        return x * n
+
+    x = torch.randn(2)
+    torch.testing.assert_close(poptorch.trace(f, x).compile()(x), x * 3)
+
+
+def test_tracer_is_usable_after_an_error():
+    with pytest.raises(RuntimeError):
+        poptorch.trace(control_flow, torch.randn(3))
+    x = torch.randn(3)
+    torch.testing.assert_close(poptorch.trace(torch.sigmoid, x).compile()(x), torch.sigmoid(x))
+
+
+def test_tracing_does_not_nest():
+    def outer(x):
+        poptorch.trace(torch.relu, x)
+        return x
+
+    with pytest.raises(RuntimeError, match="cannot nest"):
+        poptorch.trace(outer, torch.randn(3))
+
+
+# ---------------------------------------------------------------- guards and recompilation
+class Small(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(3, 2)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x))
+
+
+def test_new_shape_recompiles_and_both_are_correct(caplog):
+    model = Small().eval()
+    ipu = poptorch.inferenceModel(model)
+    a, b = torch.randn(4, 3), torch.randn(7, 3)
+    with torch.no_grad():
+        assert_matches(ipu(a), model(a))
+        assert ipu.compile_count == 1
+        with caplog.at_level(logging.INFO, logger="poptorch"):
+            assert_matches(ipu(b), model(b))
+        assert ipu.compile_count == 2
+        assert "recompiling because input 0 changed from float32[4, 3] to float32[7, 3]" in (
+            caplog.text)
+        assert_matches(ipu(b), model(b))  # replayed, not recompiled
+        assert ipu.compile_count == 2
+
+
+def test_ipu_context_recompiles_for_a_new_shape():
+    ctx = poptorch.experimental.IPUContext(lambda x: x * 2 + 1)
+    for n in (2, 5):
+        x = torch.randn(n)
+        torch.testing.assert_close(ctx(x), x * 2 + 1)
+    assert ctx.graph.signature.leaves[0].shape == (5,)
+
+
+@pytest.mark.parametrize("bad,what", [
+    ((torch.randn(5, 3),), r"input 0 changed from float32\[4, 3\] to float32\[5, 3\]"),
+    ((torch.randn(4, 3).double(),), r"input 0 changed from float32\[4, 3\] to float64\[4, 3\]"),
+    ((torch.randn(4, 3), torch.randn(4, 3)), "input structure changed"),
+])
+def test_executable_with_wrong_input_raises_value_error(bad, what):
+    exe = poptorch.trace(Small().eval(), torch.randn(4, 3)).compile()
+    with pytest.raises(ValueError, match=what):
+        exe(*bad)
+
+
+def test_input_requiring_grad_warns_and_works():
+    model = Small().eval()
+    x = torch.randn(4, 3, requires_grad=True)
+    with pytest.warns(UserWarning, match="input 0 requires grad") as record:
+        out = poptorch.inferenceModel(model)(x)  # @requires-grad
+    # The warning points at the caller's line, not inside poptorch.
+    assert any(w.filename == THIS_FILE and w.lineno == line_of("# @requires-grad")
+               for w in record), [(w.filename, w.lineno) for w in record]
+    with torch.no_grad():
+        assert_matches(out, model(x))
+    assert not out.requires_grad
+
+
+def test_parameters_requiring_grad_do_not_warn():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        poptorch.inferenceModel(Small().eval())(torch.randn(2, 3))
+
+
+def test_training_mode_model_is_switched_to_eval(caplog):
+    model = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Dropout(0.9))
+    x = torch.randn(4, 3)
+    with caplog.at_level(logging.WARNING, logger="poptorch"):
+        out = poptorch.inferenceModel(model)(x)
+    assert "eval mode" in caplog.text
+    with torch.no_grad():
+        assert_matches(out, model.eval()(x))
+
+
+# ---------------------------------------------------------------- process exit
+def run_script(body: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(body)], env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_process_exits_cleanly_after_compiling():
+    result = run_script("""
+        import torch, poptorch
+        model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU()).eval()
+        ipu = poptorch.inferenceModel(model)
+        x = torch.randn(2, 4)
+        torch.testing.assert_close(ipu(x), model(x))
+        exe = poptorch.trace(torch.tanh, x).compile()   # still alive at exit
+        exe(x)
+        print("done")
+    """)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "done"
+
+
+def test_equal_outputs_after_cse_do_not_crash():
+    result = run_script("""
+        import torch, poptorch
+        x = torch.randn(3)
+        a, b = poptorch.trace(lambda x: (x + 1, x + 1), x).compile()(x)
+        torch.testing.assert_close(a, x + 1)
+        torch.testing.assert_close(b, x + 1)
+    """)
+    assert result.returncode == 0, result.stderr[-2000:]
