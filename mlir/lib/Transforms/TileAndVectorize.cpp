@@ -112,6 +112,16 @@ FailureOr<SmallVector<int64_t>> getLoopUpperBounds(linalg::LinalgOp op) {
 /// Vectorizes `op`, masked when its shape is dynamic. Leaves it alone (to be
 /// lowered to loops later) when the vectorizer cannot handle it.
 void vectorizeIfPossible(RewriterBase &rewriter, linalg::LinalgOp op) {
+  // Bool tensors are stored one byte per element (torch.bool's layout, and
+  // what scalar i1 loads and stores use), but LLVM packs vector<N x i1>
+  // loads and stores into bits: ops that read or write i1 tensors stay scalar.
+  auto isBoolTensor = [](Value v) {
+    auto t = dyn_cast<ShapedType>(v.getType());
+    return t && t.getElementType().isInteger(1);
+  };
+  if (llvm::any_of(op->getOperands(), isBoolTensor) ||
+      llvm::any_of(op->getResults(), isBoolTensor))
+    return;
   SmallVector<int64_t> sizes;
   bool isContraction = op.getNumReductionLoops() > 0 &&
                        succeeded(linalg::inferContractionDims(op));
