@@ -56,7 +56,7 @@ class PoplarExecutor:
         elif sig != self._signature:
             logger.warning("poptorch: recompiling because %s", self._signature.diff(sig))
             self.compile(*args, **kwargs)
-        return self._executable(*args, **kwargs)
+        return self._executable.run_unchecked(args, kwargs)
 
     def copyWeightsToDevice(self) -> None:  # noqa: N802
         if self._executable is not None:

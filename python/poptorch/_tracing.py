@@ -52,6 +52,11 @@ class Signature:
 
     @staticmethod
     def of(args: Sequence[Any], kwargs: dict[str, Any]) -> Signature:
+        if not kwargs and all(isinstance(a, torch.Tensor) for a in args):
+            # The common call: positional tensors. Skips pytree (the per-call
+            # host overhead of a small model is mostly this function).
+            return Signature(("tensors", len(args)),
+                             tuple(TensorSpec(tuple(a.shape), a.dtype) for a in args))
         leaves, treespec = pytree.tree_flatten((tuple(args), dict(kwargs)))
         return Signature(
             treespec,
@@ -244,6 +249,11 @@ class Executable:
         self._program = program
         self._device_state: list[torch.Tensor] = []
         self.copy_weights_to_device()
+        # (shape, dtype) of each distinct output result, in result order.
+        out_specs = [x for x in graph.output_leaves if isinstance(x, TensorSpec)]
+        by_result = dict(zip(graph.output_results, out_specs, strict=True))
+        self._result_specs = [(by_result[r].shape, by_result[r].dtype)
+                              for r in range(graph.num_output_results)]
 
     @property
     def stages(self) -> list[tuple[str, str]]:
@@ -277,29 +287,35 @@ class Executable:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         self.check_signature(args, kwargs)
-        leaves = pytree.tree_leaves((tuple(args), dict(kwargs)))
-        user_inputs = [x for x in leaves if isinstance(x, torch.Tensor)]
+        return self.run_unchecked(args, kwargs)
+
+    def run_unchecked(self, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
+        """Runs on inputs whose signature the caller has already checked."""
+        graph = self.graph
+        if not kwargs and isinstance(graph.signature.treespec, tuple):
+            user_inputs = list(args)  # Signature.of's fast path: all tensors
+        else:
+            leaves = pytree.tree_leaves((tuple(args), dict(kwargs)))
+            user_inputs = [x for x in leaves if isinstance(x, torch.Tensor)]
         # Program buffers are contiguous CPU tensors (ipu inputs are host memory too).
         inputs = [x.detach().cpu().contiguous() for x in user_inputs]
         inputs += self._device_state
-        out_specs = [x for x in self.graph.output_leaves if isinstance(x, TensorSpec)]
-        n_inputs = self.graph.num_inputs
+        n_inputs = graph.num_inputs
         # Every argument the model writes to comes back as an extra result:
         # parameters and buffers update the device copy (read back by
         # copy_weights_to_host), inputs are written back to the caller's
         # tensors as eager PyTorch would do.
         targets = [user_inputs[arg] if arg < n_inputs else self._device_state[arg - n_inputs]
-                   for arg in self.graph.buffer_update_args]
-        specs = dict(zip(self.graph.output_results, out_specs, strict=True))
-        outputs = [torch.empty(specs[r].shape, dtype=specs[r].dtype)
-                   for r in range(self.graph.num_output_results)]
+                   for arg in graph.buffer_update_args]
+        outputs = [torch.empty(shape, dtype=dtype) for shape, dtype in self._result_specs]
         outputs += [torch.empty(t.shape, dtype=t.dtype) for t in targets]
         self._program.run(inputs, outputs)
-        with torch.no_grad():
-            updates = outputs[self.graph.num_output_results:]
-            for target, new in zip(targets, updates, strict=True):
-                target.copy_(new)
-        results = iter([outputs[r] for r in self.graph.output_results])
+        if targets:
+            with torch.no_grad():
+                updates = outputs[graph.num_output_results:]
+                for target, new in zip(targets, updates, strict=True):
+                    target.copy_(new)
+        results = iter([outputs[r] for r in graph.output_results])
         out_leaves = [next(results) if isinstance(x, TensorSpec) else x
-                      for x in self.graph.output_leaves]
-        return pytree.tree_unflatten(out_leaves, self.graph.output_treespec)
+                      for x in graph.output_leaves]
+        return pytree.tree_unflatten(out_leaves, graph.output_treespec)

@@ -37,7 +37,7 @@ class IPUContext:
                 target = _BoundFunction(self._func, self._model)
             graph = trace(target, *args, **kwargs)
             self._executable = graph.compile(self._options)
-        return self._executable(*args, **kwargs)
+        return self._executable.run_unchecked(args, kwargs)
 
     @property
     def graph(self):
