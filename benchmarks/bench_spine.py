@@ -14,8 +14,9 @@ import json
 import statistics
 import time
 
-import poptorch
 import torch
+
+import poptorch
 
 
 def mlp() -> torch.nn.Module:

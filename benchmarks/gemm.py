@@ -15,8 +15,9 @@ import statistics
 import time
 from collections.abc import Callable
 
-import poptorch
 import torch
+
+import poptorch
 
 
 def _seconds_per_call(fn: Callable[[], object], inner: int) -> float:

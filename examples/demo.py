@@ -1,9 +1,10 @@
 """The README example: compile a small model for the ipu and compare with eager PyTorch."""
 
-import poptorch
 import re
 
 import torch
+
+import poptorch
 
 model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Linear(32, 4))
 model.eval()

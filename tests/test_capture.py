@@ -6,9 +6,10 @@ from __future__ import annotations
 import inspect
 import re
 
-import poptorch
 import torch
 from conftest import check, compiled
+
+import poptorch
 
 THIS_FILE = __file__
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import copy
 
-import poptorch  # noqa: F401  (registers the ipu device's kernels)
 import pytest
 import torch
 import torch.nn.functional as F
+
+import poptorch  # noqa: F401  (registers the ipu device's kernels)
 
 IPU = torch.device("ipu")
 

@@ -11,10 +11,11 @@ import sys
 import textwrap
 import warnings
 
-import poptorch
 import pytest
 import torch
 from conftest import assert_matches
+
+import poptorch
 
 THIS_FILE = __file__
 PYTHON_DIR = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "python"))

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import poptorch
 import pytest
 import torch
 from conftest import assert_matches
+
+import poptorch
 
 BATCHES = [1, 8]
 WAYS = ["inferenceModel", "trace", "IPUContext"]
