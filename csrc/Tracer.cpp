@@ -12,6 +12,7 @@
 #include "Device.h"
 
 #include <ATen/core/Tensor.h>
+#include <ATen/native/TypeProperties.h>
 #include <ATen/ops/_to_copy_native.h>
 #include <Python.h>
 #include <frameobject.h>
@@ -28,10 +29,13 @@ using namespace poptorch_bridge;
 namespace {
 
 enum class ArgKind {
-  Tensor, OptTensor, TensorList, Scalar, F64, I64, Bool, Str, Ints, Dim, Dims, Index,
-  ReversedDims
+  Tensor, OptTensor, TensorList, Scalar, OptScalar, Mask, F64, I64, Bool, Str, Ints, Dim, Dims,
+  Index, ReversedDims
 };
-enum class Promote { None, Result };
+/// How tensor and scalar operands (not masks) are cast before the dialect op:
+/// not at all, to the result dtype, or to their common dtype
+/// (`at::result_type` of the inputs: comparisons, whose result is bool).
+enum class Promote { None, Result, Common };
 /// Functional overloads return new tensors; in-place ones write `self`;
 /// out= ones write their `out` arguments.
 enum class Mode { Functional, Inplace, Out };
@@ -49,6 +53,7 @@ struct OpSpec {
   Mode mode;
   const char *dialectOp;  // "" for identities
   Promote promote;
+  bool boolResult;  // the dialect op yields bool; cast when the written tensor is not
   int results;
   std::vector<ArgSpec> args;
 };
@@ -304,8 +309,10 @@ std::vector<c10::IValue> Tracer::runOnMeta(const c10::OperatorHandle &op,
   torch::jit::Stack stack;
   for (const c10::IValue &a : args)
     stack.push_back(mapTensors(a, [](const at::Tensor &t) -> at::Tensor {
-      if (!t.defined() || (t.device().is_cpu() && t.dim() == 0))
-        return t; // keep Python scalars as CPU wrapped numbers (type promotion)
+      // Python scalars stay CPU wrapped numbers (type promotion); other CPU
+      // 0-d tensors (masked_fill's `value`) must be on the device, like `self`.
+      if (!t.defined() || (t.device().is_cpu() && t.unsafeGetTensorImpl()->is_wrapped_number()))
+        return t;
       return at::empty_strided(t.sizes(), t.strides(), t.options().device(c10::kMeta));
     }));
   try {
@@ -459,6 +466,32 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
   const at::Tensor &firstOut = metaOut.at(0).toTensor();
   if (spec->promote == Promote::Result)
     operandDtype = firstOut.scalar_type();
+  if (spec->promote == Promote::Common) {
+    // Python scalars arrive as wrapped numbers, which take part as scalars.
+    at::native::ResultTypeState state;
+    auto update = [&](const at::Tensor &t) {
+      if (t.defined())
+        state = at::native::update_result_type_state(t, state);
+    };
+    for (const ArgSpec &a : spec->args) {
+      if (!*a.aten)
+        continue;
+      const c10::IValue &iv = argOf(a.aten);
+      if ((a.kind == ArgKind::Tensor || a.kind == ArgKind::OptTensor) && iv.isTensor())
+        update(iv.toTensor());
+      else if (a.kind == ArgKind::TensorList)
+        for (const at::Tensor &t : iv.toTensorList().vec())
+          update(t);
+      else if ((a.kind == ArgKind::Scalar || a.kind == ArgKind::OptScalar) && iv.isScalar())
+        state = at::native::update_result_type_state(iv.toScalar(), state);
+    }
+    operandDtype = at::native::result_type(state);
+  }
+  auto scalarOperand = [&](const c10::Scalar &v) {
+    at::Tensor s = at::scalar_tensor(
+        v, at::TensorOptions().dtype(operandDtype.value_or(firstOut.scalar_type())));
+    return builder.addConstant(tensorTypeOf(s, opName), s.data_ptr());
+  };
 
   // Identity ops: the result is the (first) operand's value.
   if (!*spec->dialectOp) {
@@ -511,12 +544,18 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
       operands.push_back(group);
       break;
     }
-    case ArgKind::Scalar: {
-      at::Tensor s = at::scalar_tensor(iv->toScalar(),
-                                       at::TensorOptions().dtype(firstOut.scalar_type()));
-      operands.push_back({builder.addConstant(tensorTypeOf(s, opName), s.data_ptr())});
+    case ArgKind::Scalar:
+      operands.push_back({scalarOperand(iv->toScalar())});
       break;
-    }
+    case ArgKind::OptScalar:
+      if (iv->isNone())
+        operands.push_back({});
+      else
+        operands.push_back({scalarOperand(iv->toScalar())});
+      break;
+    case ArgKind::Mask:
+      operands.push_back({valueOf(iv->toTensor(), at::kBool, opName)});
+      break;
     case ArgKind::F64:
       if (iv->isNone())
         break;
@@ -586,9 +625,17 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
   std::vector<TensorType> resultTypes;
   for (int i = 0; i < spec->results; ++i)
     resultTypes.push_back(tensorTypeOf(metaOut.at(i).toTensor(), opName));
+  // In-place and out= forms of bool-valued ops write tensors of any dtype.
+  std::optional<TensorType> castTo;
+  if (spec->boolResult && resultTypes.at(0).dtype != ElemType::Bool) {
+    castTo = resultTypes[0];
+    resultTypes[0].dtype = ElemType::Bool;
+  }
   std::vector<ValueId> ids;
   try {
     ids = builder.addOp(spec->dialectOp, operands, attrs, resultTypes, loc);
+    if (castTo)
+      ids[0] = builder.addOp("poptorch.cast", {{ids[0]}}, {}, {*castTo}, loc)[0];
   } catch (const CompileError &e) {
     fail(opName, std::string("cannot be captured as ") + spec->dialectOp + ": " + e.what());
   }

@@ -2,6 +2,7 @@
 
 Outputs (all committed; `python optable/generate.py --check` fails if any is stale):
   mlir/include/poptorch/Dialect/Poptorch/IR/PoptorchElementwiseOps.td
+  mlir/include/poptorch/Dialect/Poptorch/IR/PoptorchElementwiseSignatures.h.inc
   mlir/lib/Conversion/PoptorchToLinalg/ElementwiseFormulas.inc
   csrc/generated/CaptureTable.inc
   docs/ops.md
@@ -38,13 +39,18 @@ def dialect_ops() -> set[str]:
 def gen_td() -> str:
     out = [f"// {HEADER}", "// Elementwise ops of the poptorch dialect.", ""]
     for e in table.ELEMENTWISE:
-        operands = ["Poptorch_Tensor:$input"] if e.arity == 1 else [
-            "Poptorch_Tensor:$lhs", "Poptorch_Tensor:$rhs"]
+        operands = [f"{'Poptorch_BoolTensor' if n in e.bool_operands else 'Poptorch_Tensor'}:${n}"
+                    for n in e.operand_names()]
+        result = "Poptorch_BoolTensor" if e.result == "bool" else "Poptorch_Tensor"
         attrs = []
         for name, kind in e.attrs:
             default = {"F64Attr": '"1.0"', "StrAttr": '"\\"none\\""'}[kind]
             attrs.append(f"DefaultValuedAttr<{kind}, {default}>:${name}")
-        kinds = "floating-point only" if e.float_only else "any element type"
+        kinds = dtypes_of(e)
+        if e.result == "bool":
+            kinds += "; bool result"
+        if e.bool_operands:
+            kinds += "; bool " + ", ".join(f"`{n}`" for n in e.bool_operands)
         out += [
             f"def Poptorch_{camel(e.name)}Op : Poptorch_Op<\"{e.name}\",",
             "    [Pure, Poptorch_ElementwiseTrait]> {",
@@ -52,11 +58,46 @@ def gen_td() -> str:
             f"  let description = [{{ Elementwise with broadcasting ({kinds}). "
             f"Scalar formula: `{e.formula}`. }}];",
             f"  let arguments = (ins {', '.join(operands + attrs)});",
-            "  let results = (outs Poptorch_Tensor:$result);",
+            f"  let results = (outs {result}:$result);",
             "  let assemblyFormat = \"operands attr-dict `:` functional-type(operands, results)\";",
             "}",
             "",
         ]
+    return "\n".join(out)
+
+
+def dtypes_of(e: table.Elementwise) -> str:
+    if e.float_only:
+        return "floating-point only"
+    if e.int_only:
+        return "integer and bool only"
+    return "any element type"
+
+
+def gen_signatures() -> str:
+    """Element-type rules of the elementwise ops, for the trait verifier and the lowering."""
+    def names(pred) -> str:
+        return ", ".join(f'"{e.name}"' for e in table.ELEMENTWISE if pred(e))
+
+    out = [f"// {HEADER}",
+           "// The element types of elementwise ops that differ from the common rule (operands",
+           "// and result share one element type). Included by the dialect's trait verifier",
+           "// and by the linalg lowering.", "",
+           "namespace mlir::poptorch {", "",
+           "/// The op's result is bool (i1) whatever its operands' element type.",
+           "inline bool elementwiseHasBoolResult(llvm::StringRef name) {",
+           "  return llvm::is_contained(",
+           f"      llvm::ArrayRef<llvm::StringRef>{{{names(lambda e: e.result == 'bool')}}},",
+           "      name);",
+           "}", "",
+           "/// Operand `index` of the op is always bool (i1), outside the operands' type.",
+           "inline bool elementwiseOperandIsBool(llvm::StringRef name, unsigned index) {"]
+    for e in table.ELEMENTWISE:
+        if e.bool_operands:
+            idx = [str(i) for i, n in enumerate(e.operand_names()) if n in e.bool_operands]
+            out.append(f'  if (name == "{e.name}")')
+            out.append("    return " + " || ".join(f"index == {i}" for i in idx) + ";")
+    out += ["  return false;", "}", "", "} // namespace mlir::poptorch", ""]
     return "\n".join(out)
 
 
@@ -65,19 +106,24 @@ def gen_formulas() -> str:
            "static Value buildElementwiseFormula(Operation *op, ScalarBuilder &b, ValueRange args) {",
            "  StringRef name = op->getName().stripDialect();"]
     for e in table.ELEMENTWISE:
-        bind = "Value x = args[0];" if e.arity == 1 else "Value x = args[0], y = args[1];"
+        bind = "Value " + ", ".join(f"{v} = args[{i}]" for i, v in enumerate("xyz"[:e.arity])) + ";"
         out += [f'  if (name == "{e.name}") {{', f"    {bind}", f"    return {e.formula};", "  }"]
     out += ["  llvm_unreachable(\"elementwise op without a formula\");", "}", "",
             "static bool isFloatOnlyElementwise(StringRef name) {",
             "  return llvm::is_contained(ArrayRef<StringRef>{"
             + ", ".join(f'"{e.name}"' for e in table.ELEMENTWISE if e.float_only) + "}, name);",
+            "}", "",
+            "static bool isIntOnlyElementwise(StringRef name) {",
+            "  return llvm::is_contained(ArrayRef<StringRef>{"
+            + ", ".join(f'"{e.name}"' for e in table.ELEMENTWISE if e.int_only) + "}, name);",
             "}", ""]
     return "\n".join(out)
 
 
 ARG_KIND_ENUM = {
     "tensor": "Tensor", "opt_tensor": "OptTensor", "tensor_list": "TensorList",
-    "scalar": "Scalar", "f64": "F64", "i64": "I64", "bool": "Bool", "str": "Str",
+    "scalar": "Scalar", "opt_scalar": "OptScalar", "mask": "Mask", "f64": "F64", "i64": "I64",
+    "bool": "Bool", "str": "Str",
     "ints": "Ints", "dim": "Dim", "dims": "Dims", "index": "Index",
     "reversed_dims": "ReversedDims",
 }
@@ -92,6 +138,15 @@ def check_table() -> list[str]:
     import torch
 
     errors = []
+    for el in table.ELEMENTWISE:
+        if el.result not in table.RESULT_KINDS:
+            errors.append(f"poptorch.{el.name}: unknown result kind {el.result}")
+        if not 1 <= el.arity <= 3:
+            errors.append(f"poptorch.{el.name}: arity must be 1, 2 or 3")
+        if set(el.bool_operands) - set(el.operand_names()):
+            errors.append(f"poptorch.{el.name}: bool_operands names an unknown operand")
+        if el.float_only and el.int_only:
+            errors.append(f"poptorch.{el.name}: float_only and int_only exclude each other")
     known = dialect_ops()
     seen = set()
     for e in table.ATEN:
@@ -148,16 +203,18 @@ def variants(e: table.Aten) -> list[tuple[str, str, str]]:
 
 def gen_capture_table() -> str:
     out = [f"// {HEADER}", "// One row per captured aten overload: {name, overload, mode, dialect op,",
-           "// promote, results, {kind, aten arg, dialect name, extra}...}.", ""]
+           "// promote, bool result, results, {kind, aten arg, dialect name, extra}...}.", ""]
+    bool_ops = {e.name for e in table.ELEMENTWISE if e.result == "bool"}
     for e in table.ATEN:
         args = ", ".join(
             f'{{ArgKind::{ARG_KIND_ENUM[a.kind]}, "{a.aten}", "{d}", "{a.extra}"}}'
             for d, a in e.args.items())
         op = f"poptorch.{e.op}" if e.op else ""
-        promote = "Promote::Result" if e.promote == "result" else "Promote::None"
+        promote = "Promote::" + e.promote.capitalize()
+        bool_result = "true" if e.op in bool_ops else "false"
         for name, overload, mode in variants(e):
             out.append(f'{{"aten::{name}", "{overload}", Mode::{mode}, "{op}", {promote}, '
-                       f'{e.results}, {{{args}}}}},')
+                       f'{bool_result}, {e.results}, {{{args}}}}},')
     return "\n".join(out) + "\n"
 
 
@@ -174,20 +231,26 @@ def gen_docs() -> str:
     for e in table.ATEN:
         op = f"`poptorch.{e.op}`" if e.op else "identity"
         args = ", ".join(f"{d}←{a.aten or a.kind}" for d, a in e.args.items())
-        notes = "; ".join(x for x in (e.note, "promotes operands to the result dtype"
-                                      if e.promote == "result" else "") if x)
+        promotion = {"none": "", "result": "promotes operands to the result dtype",
+                     "common": "promotes operands to their common dtype"}[e.promote]
+        notes = "; ".join(x for x in (e.note, promotion) if x)
         out.append(f"| `aten::{e.schema}` | {op} | {args} | {notes} |")
     out += ["", "## Elementwise dialect ops and their scalar formulas", "",
-            "| dialect op | formula | dtypes |", "|---|---|---|"]
+            "| dialect op | formula | dtypes | result |", "|---|---|---|---|"]
     for e in table.ELEMENTWISE:
         formula = e.formula.replace("|", "\\|")
-        out.append(f"| `poptorch.{e.name}` | `{formula}` | "
-                   f"{'floating point' if e.float_only else 'all'} |")
+        dtypes = "floating point" if e.float_only else "integer, bool" if e.int_only else "all"
+        if e.bool_operands:
+            dtypes += "; " + ", ".join(f"`{n}` bool" for n in e.bool_operands)
+        result = "bool" if e.result == "bool" else "operand dtype"
+        out.append(f"| `poptorch.{e.name}` | `{formula}` | {dtypes} | {result} |")
     return "\n".join(out) + "\n"
 
 
 OUTPUTS = {
     "mlir/include/poptorch/Dialect/Poptorch/IR/PoptorchElementwiseOps.td": gen_td,
+    "mlir/include/poptorch/Dialect/Poptorch/IR/PoptorchElementwiseSignatures.h.inc":
+        gen_signatures,
     "mlir/lib/Conversion/PoptorchToLinalg/ElementwiseFormulas.inc": gen_formulas,
     "csrc/generated/CaptureTable.inc": gen_capture_table,
     "docs/ops.md": gen_docs,

@@ -13,9 +13,10 @@ Two lists live here:
   coverage table in ``docs/ops.md``.
 
 Formulas are C++ expressions over ``b`` (a ``ScalarBuilder``: ``b.add``,
-``b.mul``, ``b.exp``, ``b.cst(1.0)``, ...), the scalar operands ``x`` / ``y``
-and, for attributes, ``b.attrF("name")`` / ``b.attrS("name")``.  They are
-evaluated in the op's compute element type.
+``b.mul``, ``b.exp``, ``b.lt``, ``b.select``, ``b.cst(1.0)``, ...), the scalar
+operands ``x`` / ``y`` / ``z`` (in operand order) and, for attributes,
+``b.attrF("name")`` / ``b.attrS("name")``.  They are evaluated in the compute
+element type of the operands (f16/bf16 in f32); comparisons return i1.
 
 Regenerate after editing: ``make generate`` (CI checks nothing changes).
 """
@@ -36,6 +37,28 @@ class Elementwise:
     summary: str
     float_only: bool = False  # formula only defined for floating point
     attrs: tuple[tuple[str, str], ...] = ()  # (name, TableGen attr type)
+    int_only: bool = False  # formula only defined for integers and bool (bitwise ops)
+    # The result element type: "same" as the (promoted) operands, or "bool"
+    # (i1) whatever the operands are (comparisons, logical ops).
+    result: str = "same"
+    # Operand names; by default `input` (unary) or `lhs`, `rhs` (binary).
+    operands: tuple[str, ...] = ()
+    # Operands that are always bool (i1), outside the operands' promoted
+    # element type (the condition of `where`); the formula sees them as i1.
+    bool_operands: tuple[str, ...] = ()
+
+    def operand_names(self) -> tuple[str, ...]:
+        if self.operands:
+            assert len(self.operands) == self.arity, self.name
+            return self.operands
+        return ("input",) if self.arity == 1 else ("lhs", "rhs")
+
+
+RESULT_KINDS = ("same", "bool")
+
+
+def _compare(name: str, formula: str, summary: str) -> Elementwise:
+    return Elementwise(name, 2, formula, summary, result="bool")
 
 
 ELEMENTWISE: list[Elementwise] = [
@@ -85,6 +108,29 @@ ELEMENTWISE: list[Elementwise] = [
     Elementwise("maximum", 2, "b.max(x, y)", "elementwise maximum (NaN-propagating)"),
     Elementwise("minimum", 2, "b.min(x, y)", "elementwise minimum (NaN-propagating)"),
     Elementwise("pow", 2, "b.pow(x, y)", "x ** y", float_only=True),
+    # comparisons: operands share the promoted type, the result is bool; every
+    # ordered comparison with NaN is false, `ne` with NaN is true
+    _compare("eq", "b.eq(x, y)", "x == y"),
+    _compare("ne", "b.ne(x, y)", "x != y"),
+    _compare("lt", "b.lt(x, y)", "x < y"),
+    _compare("le", "b.le(x, y)", "x <= y"),
+    _compare("gt", "b.gt(x, y)", "x > y"),
+    _compare("ge", "b.ge(x, y)", "x >= y"),
+    # logical: any element type in (nonzero is true, NaN included), bool out
+    _compare("logical_and", "b.bitAnd(b.ne(x, b.cst(0.0)), b.ne(y, b.cst(0.0)))",
+             "(x != 0) and (y != 0)"),
+    _compare("logical_or", "b.bitOr(b.ne(x, b.cst(0.0)), b.ne(y, b.cst(0.0)))",
+             "(x != 0) or (y != 0)"),
+    _compare("logical_xor", "b.bitXor(b.ne(x, b.cst(0.0)), b.ne(y, b.cst(0.0)))",
+             "(x != 0) xor (y != 0)"),
+    Elementwise("logical_not", 1, "b.eq(x, b.cst(0.0))", "x == 0", result="bool"),
+    Elementwise("bitwise_not", 1, "b.bitNot(x)", "~x (logical not for bool)", int_only=True),
+    Elementwise("bitwise_and", 2, "b.bitAnd(x, y)", "x & y", int_only=True),
+    Elementwise("bitwise_or", 2, "b.bitOr(x, y)", "x | y", int_only=True),
+    Elementwise("bitwise_xor", 2, "b.bitXor(x, y)", "x ^ y", int_only=True),
+    # selection
+    Elementwise("where", 3, "b.select(x, y, z)", "condition ? lhs : rhs",
+                operands=("condition", "lhs", "rhs"), bool_operands=("condition",)),
 ]
 
 
@@ -103,6 +149,8 @@ KINDS = {
     "opt_tensor": "optional operand from a `Tensor?` argument",
     "tensor_list": "variadic operands from a `Tensor[]` argument",
     "scalar": "operand: a 0-d constant from a `Scalar` argument",
+    "opt_scalar": "optional operand: a 0-d constant from a `Scalar?` argument",
+    "mask": "operand from a bool tensor argument (a condition): never promoted",
     "f64": "F64Attr from a float/Scalar argument",
     "i64": "I64Attr from an int argument",
     "bool": "BoolAttr from a bool argument",
@@ -129,6 +177,14 @@ def TList(name: str) -> Arg:
 
 def Scalar(name: str) -> Arg:
     return Arg("scalar", name)
+
+
+def OptScalar(name: str) -> Arg:
+    return Arg("opt_scalar", name)
+
+
+def Mask(name: str) -> Arg:
+    return Arg("mask", name)
 
 
 def F(name: str) -> Arg:
@@ -166,7 +222,10 @@ def Index(name: str, dim_arg: str) -> Arg:
 # Type promotion applied to tensor/scalar operands before the dialect op:
 #   "none"   operands are passed through unchanged
 #   "result" operands are cast to the result dtype (arithmetic ops)
-PROMOTE_MODES = ("none", "result")
+#   "common" operands are cast to their common dtype, `torch.result_type` of
+#            the tensor and scalar arguments (comparisons: the result is bool)
+# `mask` operands are never promoted.
+PROMOTE_MODES = ("none", "result", "common")
 
 
 @dataclass(frozen=True)
@@ -190,6 +249,11 @@ def _binary(schema: str, op: str, rhs: Arg, alpha: bool = False, swap: bool = Fa
     return Aten(schema, op, args, promote="result")
 
 
+def _common(schema: str, op: str, rhs: Arg | None) -> Aten:
+    args = {"lhs": T("self"), "rhs": rhs} if rhs else {"input": T("self")}
+    return Aten(schema, op, args, promote="common")
+
+
 ATEN: list[Aten] = [
     # ---- elementwise, unary
     *[Aten(n, n, {"input": T("self")}, promote="result")
@@ -211,6 +275,31 @@ ATEN: list[Aten] = [
     _binary("minimum", "minimum", T("other")),
     _binary("pow.Tensor_Tensor", "pow", T("exponent")),
     _binary("pow.Tensor_Scalar", "pow", Scalar("exponent")),
+    _binary("clamp_min", "maximum", Scalar("min")),
+    _binary("clamp_min.Tensor", "maximum", T("min")),
+    _binary("clamp_max", "minimum", Scalar("max")),
+    _binary("clamp_max.Tensor", "minimum", T("max")),
+    Aten("clamp", "clamp", {"input": T("self"), "min": OptScalar("min"), "max": OptScalar("max")},
+         promote="result"),
+    Aten("clamp.Tensor", "clamp", {"input": T("self"), "min": OptT("min"), "max": OptT("max")},
+         promote="result"),
+    Aten("hardtanh", "clamp", {"input": T("self"), "min": OptScalar("min_val"),
+                               "max": OptScalar("max_val")}, promote="result"),
+    # ---- comparisons and logical ops (bool results)
+    *[_common(f"{n}.{o}", n, T("other") if o == "Tensor" else Scalar("other"))
+      for n in ("eq", "ne", "lt", "le", "gt", "ge") for o in ("Tensor", "Scalar")],
+    *[_common(n, n, T("other")) for n in ("logical_and", "logical_or", "logical_xor")],
+    _common("logical_not", "logical_not", None),
+    Aten("bitwise_not", "bitwise_not", {"input": T("self")}),
+    *[_binary(f"{n}.{o}", n, T("other") if o == "Tensor" else Scalar("other"))
+      for n in ("bitwise_and", "bitwise_or", "bitwise_xor") for o in ("Tensor", "Scalar")],
+    # ---- selection
+    Aten("where.self", "where", {"condition": Mask("condition"), "lhs": T("self"),
+                                 "rhs": T("other")}, promote="result"),
+    Aten("masked_fill.Scalar", "where", {"condition": Mask("mask"), "lhs": Scalar("value"),
+                                         "rhs": T("self")}, promote="result"),
+    Aten("masked_fill.Tensor", "where", {"condition": Mask("mask"), "lhs": T("value"),
+                                         "rhs": T("self")}, promote="result"),
     # ---- casts and identities
     Aten("_to_copy", "cast", {"input": T("self")}, note="dtype conversion on the device"),
     Aten("clone", "", {"input": T("self")}),
@@ -220,11 +309,15 @@ ATEN: list[Aten] = [
     # ---- linear algebra
     Aten("mm", "matmul", {"lhs": T("self"), "rhs": T("mat2")}),
     Aten("bmm", "matmul", {"lhs": T("self"), "rhs": T("mat2")}),
+    Aten("dot", "matmul", {"lhs": T("self"), "rhs": T("tensor")}),
+    Aten("mv", "matmul", {"lhs": T("self"), "rhs": T("vec")}),
     Aten("scaled_dot_product_attention", "sdpa",
          {"query": T("query"), "key": T("key"), "value": T("value"), "mask": OptT("attn_mask"),
           "dropout_p": F("dropout_p"), "is_causal": B("is_causal"), "scale": F("scale")},
          reaches_backend=True, note="decomposed into matmul and softmax"),
     Aten("addmm", "addmm", {"input": T("self"), "lhs": T("mat1"), "rhs": T("mat2"),
+                            "beta": F("beta"), "alpha": F("alpha")}),
+    Aten("addmv", "addmm", {"input": T("self"), "lhs": T("mat"), "rhs": T("vec"),
                             "beta": F("beta"), "alpha": F("alpha")}),
     # ---- convolution and pooling
     Aten("convolution", "convolution",

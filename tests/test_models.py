@@ -142,9 +142,7 @@ def padding_mask(batch: int, dtype: torch.dtype) -> torch.Tensor:
 @pytest.mark.parametrize("batch_first", [True, False])
 @pytest.mark.parametrize("dtype", [
     torch.float32,
-    pytest.param(torch.bool, marks=pytest.mark.xfail(
-        strict=True, reason="a bool key-padding mask is converted with aten::masked_fill_, "
-        "which is not in the op table"))])
+    torch.bool])
 def test_transformer_padding_mask(batch, batch_first, dtype):
     check_model(f"transformer(padding mask, batch_first={batch_first})/b{batch}", "trace",
                 Masked(batch_first, "padding"), src(batch, batch_first),

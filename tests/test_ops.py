@@ -5,14 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import check
-
-# Documented gaps (each test fails if the gap is closed, so the mark can go).
-NO_MATVEC = pytest.mark.xfail(strict=True, reason="aten::dot and aten::mv/addmv (matmul with a "
-                              "1-D operand on the right) are not in the op table")
-NO_COMPARISONS = pytest.mark.xfail(strict=True, reason="comparison ops (gt, eq, ...) and where / "
-                                   "masked_fill are not in the op table")
-
+from conftest import check, compiled
 
 
 def R(*shape: int) -> torch.Tensor:  # noqa: N802
@@ -28,12 +21,12 @@ def test_linear(in_shape, bias):
 
 
 @pytest.mark.parametrize("a,b", [
-    pytest.param((4,), (4,), marks=NO_MATVEC, id="dot"),
+    ((4,), (4,)),            # dot
     ((4,), (4, 3)),          # vector-matrix
-    pytest.param((3, 4), (4,), marks=NO_MATVEC, id="matrix-vector"),
+    ((3, 4), (4,)),          # matrix-vector
     ((3, 4), (4, 5)),
     ((2, 3, 4), (4, 5)),     # batched @ matrix
-    pytest.param((4,), (2, 4, 5), marks=NO_MATVEC, id="vector-batched"),
+    ((4,), (2, 4, 5)),       # vector @ batched
     ((2, 3, 4), (2, 4, 5)),
     ((2, 1, 3, 4), (5, 4, 2)),  # broadcast batch dims
 ])
@@ -49,6 +42,26 @@ def test_addmm(bias_shape):
 
 def test_bmm():
     check(torch.bmm, R(2, 3, 4), R(2, 4, 5))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64])
+def test_dot_mv(dtype):
+    a, v = (R(3, 4) * 4).to(dtype), (R(4) * 4).to(dtype)
+    check(torch.dot, v, (R(4) * 4).to(dtype))
+    check(torch.mv, a, v)
+    check(lambda x, y: x @ y, v, v)
+
+
+@pytest.mark.parametrize("bias_shape", [(3,), (1,), ()])
+@pytest.mark.parametrize("beta,alpha", [(1.0, 1.0), (0.5, 2.0), (0.0, 1.0)])
+def test_addmv(bias_shape, beta, alpha):
+    check(lambda b, x, y: torch.addmv(b, x, y, beta=beta, alpha=alpha),
+          R(*bias_shape), R(3, 4), R(4))
+
+
+def test_addmv_beta_zero_ignores_nan():
+    check(lambda b, x, y: torch.addmv(b, x, y, beta=0.0), torch.full((3,), float("nan")),
+          R(3, 4), R(4))
 
 
 # ---------------------------------------------------------------- elementwise
@@ -134,16 +147,182 @@ def test_bool_cast_and_arithmetic():
     check(lambda x: x.to(torch.bool).to(torch.float32) * 2, torch.tensor([0.0, 1.0, -2.0]))
 
 
-@NO_COMPARISONS
-@pytest.mark.parametrize("op", [torch.gt, torch.eq])
-def test_comparisons(op):
-    check(op, R(2, 3), R(3))
+# ---------------------------------------------------------------- comparisons, logical, where
+NAN = float("nan")
 
 
-@NO_COMPARISONS
-def test_where_and_masked_fill():
+def check_nan(fn, *args) -> None:
+    """`check` for results that hold NaN where eager's do (assert_close treats NaN as unequal)."""
+    with torch.no_grad():
+        expected = fn(*args)
+    torch.testing.assert_close(compiled(fn, *args), expected, equal_nan=True)
+
+
+def values(shape, dtype):
+    """Values with repeats (so that == and <= see ties) and, for floats, NaN and +-inf."""
+    x = torch.randint(-3, 4, shape)
+    if dtype == torch.bool:
+        return x > 0
+    if not dtype.is_floating_point:
+        return x.to(dtype)
+    x = x.to(dtype) / 2
+    flat = x.view(-1)
+    specials = (NAN, float("inf"), -float("inf"), NAN)
+    for i, special in zip(range(0, flat.numel(), 3), specials, strict=False):
+        flat[i] = special
+    return x
+
+
+COMPARISONS = {"eq": torch.eq, "ne": torch.ne, "lt": torch.lt, "le": torch.le, "gt": torch.gt,
+               "ge": torch.ge}
+COMPARE_DTYPES = [torch.float32, torch.float16, torch.int32, torch.int64, torch.bool]
+
+
+@pytest.mark.parametrize("name", COMPARISONS)
+@pytest.mark.parametrize("a,b", SHAPE_PAIRS)
+@pytest.mark.parametrize("dtype", COMPARE_DTYPES, ids=str)
+def test_comparison_tensor(name, a, b, dtype):
+    check(COMPARISONS[name], values(a, dtype), values(b, dtype))
+
+
+@pytest.mark.parametrize("name", COMPARISONS)
+@pytest.mark.parametrize("scalar", [0, 1.5, -1, NAN, True], ids=str)
+@pytest.mark.parametrize("dtype", COMPARE_DTYPES, ids=str)
+def test_comparison_scalar(name, scalar, dtype):
+    op = COMPARISONS[name]
+    check(lambda x: op(x, scalar), values((2, 5), dtype))
+    check(lambda x: op(x, scalar), values((), dtype))
+
+
+@pytest.mark.parametrize("name", COMPARISONS)
+@pytest.mark.parametrize("a,b", [(torch.int64, torch.float32), (torch.bool, torch.int32),
+                                 (torch.int32, torch.int64), (torch.float16, torch.float32)],
+                         ids=str)
+def test_comparison_promotes_to_common_dtype(name, a, b):
+    # int 2 vs float 2.5: a comparison after casting to int would see 2 == 2
+    check(COMPARISONS[name], values((2, 5), a), values((5,), b) + (0.5 if b.is_floating_point
+                                                                   else 0))
+    check(lambda x: COMPARISONS[name](x, 1.5), torch.tensor([1, 2, 3]).to(a))
+
+
+@pytest.mark.parametrize("name", COMPARISONS)
+def test_comparison_inplace_and_operators(name):
+    def inplace(x, y):
+        x = x.clone()
+        getattr(x, name + "_")(y)
+        return x
+    check(inplace, values((2, 5), torch.float32), values((5,), torch.float32))
+    check(lambda x, y: (x > y) & (x != 0) | (y <= 1), R(2, 3), R(3))
+
+
+LOGICAL = {"and": torch.logical_and, "or": torch.logical_or, "xor": torch.logical_xor}
+
+
+@pytest.mark.parametrize("name", LOGICAL)
+@pytest.mark.parametrize("a,b", SHAPE_PAIRS)
+@pytest.mark.parametrize("dtypes", [(torch.float32, torch.float32), (torch.int64, torch.float32),
+                                    (torch.bool, torch.bool), (torch.bool, torch.int32)],
+                         ids=str)
+def test_logical_binary(name, a, b, dtypes):
+    check(LOGICAL[name], values(a, dtypes[0]), values(b, dtypes[1]))
+
+
+@pytest.mark.parametrize("dtype", COMPARE_DTYPES, ids=str)
+@pytest.mark.parametrize("shape", [(), (7,), (2, 3, 5)])
+def test_logical_not(dtype, shape):
+    check(torch.logical_not, values(shape, dtype))
+
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.int32, torch.int64, torch.uint8], ids=str)
+@pytest.mark.parametrize("op", [torch.bitwise_and, torch.bitwise_or, torch.bitwise_xor])
+def test_bitwise_binary(op, dtype):
+    x = values((2, 5), dtype) if dtype != torch.uint8 else torch.arange(10, dtype=dtype) * 25
+    check(op, x, x.flip(-1))
+    check(op, x, x[0])
+    if dtype != torch.uint8:  # a ui8 poptorch.constant does not lower yet (x + 6 neither)
+        check(lambda t: op(t, True if dtype == torch.bool else 6), x)
+
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.int32, torch.int64, torch.uint8], ids=str)
+def test_bitwise_not(dtype):
+    x = values((2, 5), dtype) if dtype != torch.uint8 else torch.arange(10, dtype=dtype) * 25
+    check(torch.bitwise_not, x)
+    check(lambda t: ~t, x)
+
+
+@pytest.mark.parametrize("shapes", [((2, 3), (2, 3), (2, 3)), ((2, 3), (3,), ()),
+                                    ((3,), (2, 1), (2, 3)), ((), (2, 3), (2, 3))], ids=str)
+@pytest.mark.parametrize("dtypes", [(torch.float32, torch.float32), (torch.int64, torch.float32),
+                                    (torch.int32, torch.int32), (torch.bool, torch.bool),
+                                    (torch.float16, torch.float16)], ids=str)
+def test_where(shapes, dtypes):
+    c, a, b = shapes
+    check_nan(torch.where, values(c, torch.bool), values(a, dtypes[0]), values(b, dtypes[1]))
+
+
+def test_where_scalar_branches():
+    check(lambda x: torch.where(x > 0, x, 0.0), R(2, 3))
+    check(lambda x: torch.where(x > 0, 1.5, x), R(2, 3))
     check(lambda x: torch.where(x > 0, x, torch.zeros_like(x)), R(2, 3))
-    check(lambda x, m: x.masked_fill(m, -1.0), R(2, 3), R(2, 3) > 0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool, torch.float16], ids=str)
+@pytest.mark.parametrize("mask_shape", [(2, 3), (3,), ()], ids=str)
+def test_masked_fill(dtype, mask_shape):
+    x, m = values((2, 3), dtype), values(mask_shape, torch.bool)
+    fill = True if dtype == torch.bool else -2.7
+    check_nan(lambda t, k: t.masked_fill(k, fill), x, m)
+    check_nan(lambda t, k: t.masked_fill(k, torch.tensor(fill)), x, m)
+    check_nan(lambda t, k, v: t.masked_fill(k, v), x, m, torch.tensor(fill))
+
+    def inplace(t, k):
+        t = t.clone()
+        t.masked_fill_(k, fill)
+        return t
+    check_nan(inplace, x, m)
+
+
+def test_masked_fill_minus_inf_softmax():
+    check(lambda x, m: torch.softmax(x.masked_fill(m, float("-inf")), -1), R(2, 4),
+          torch.tensor([False, True, False, True]))
+
+
+# ---------------------------------------------------------------- clamp
+CLAMP_X = torch.tensor([[NAN, 1.0, 5.0, -3.0], [0.0, 2.0, NAN, 4.0]])
+
+
+@pytest.mark.parametrize("lo,hi", [(0.0, 2.0), (None, 2.0), (0.0, None), (3.0, 1.0),
+                                   (NAN, 1.0), (0.0, NAN)], ids=str)
+def test_clamp_scalar(lo, hi):
+    check_nan(lambda x: torch.clamp(x, lo, hi), CLAMP_X)
+    check_nan(lambda x: torch.clamp(x, lo, hi), CLAMP_X.half())
+    if lo is not None:
+        check_nan(lambda x: torch.clamp_min(x, lo), CLAMP_X)
+    if hi is not None:
+        check_nan(lambda x: torch.clamp_max(x, hi), CLAMP_X)
+
+
+@pytest.mark.parametrize("lo_shape,hi_shape", [((4,), (4,)), ((2, 4), ()), ((3, 1, 1), None),
+                                               (None, (1, 4))], ids=str)
+def test_clamp_tensor(lo_shape, hi_shape):
+    lo = None if lo_shape is None else values(lo_shape, torch.float32)
+    hi = None if hi_shape is None else values(hi_shape, torch.float32) + 1
+    check_nan(lambda x, a, b: torch.clamp(x, a, b), CLAMP_X, lo, hi)
+    if lo is not None:
+        check_nan(torch.clamp_min, CLAMP_X, lo)
+    if hi is not None:
+        check_nan(torch.clamp_max, CLAMP_X, hi)
+
+
+def test_clamp_int_and_promotion():
+    x = torch.arange(-5, 5).reshape(2, 5)
+    check(lambda t: torch.clamp(t, -2, 3), x)
+    check(lambda t: torch.clamp(t, min=1.5), x)  # int tensor, float bound: float result
+    check(lambda t: torch.clamp(t, max=torch.tensor(2.5)), x)
+    check(lambda t, a: torch.clamp(t, a), x.int(), torch.tensor([0, 1, 2, 3, 4]))
+    check(lambda t: t.clamp_(0, 2) * 2, x.clone())
+    check(F.relu6, R(2, 5) * 8)
+    check(torch.nn.Hardtanh(-0.5, 0.5), R(2, 5))
 
 
 def test_float64():

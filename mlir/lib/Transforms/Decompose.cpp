@@ -1,6 +1,6 @@
 //===- Decompose.cpp - poptorch -> simpler poptorch ---------------------===//
 //
-// poptorch-decompose: rewrites composite ops (linear, addmm, layer_norm,
+// poptorch-decompose: rewrites composite ops (linear, addmm, clamp, layer_norm,
 // batch_norm, softmax, log_softmax, sdpa, reduce_mean, transpose) into
 // matmul, elementwise, reduction and data-movement poptorch ops, so that the
 // lowering to linalg only handles the core and the elementwise pieces fuse.
@@ -163,6 +163,25 @@ struct DecomposeAddmm : public OpRewritePattern<AddmmOp> {
                             scalar(rewriter, loc, elem, beta));
     rewriter.replaceOpWithNewOp<AddOp>(op, resTy, input, mm,
                                        llvm::APFloat(1.0));
+    return success();
+  }
+};
+
+/// clamp(x, lo, hi) = minimum(maximum(x, lo), hi): NaN-propagating like
+/// torch.clamp, and hi wins where lo > hi.
+struct DecomposeClamp : public OpRewritePattern<ClampOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ClampOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value r = op.getInput();
+    if (Value lo = op.getMin())
+      r = binary<MaximumOp>(rewriter, loc, r, lo);
+    if (Value hi = op.getMax())
+      r = binary<MinimumOp>(rewriter, loc, r, hi);
+    if (r.getType() != op.getType())
+      r = ExpandOp::create(rewriter, loc, op.getType(), r);
+    rewriter.replaceOp(op, r);
     return success();
   }
 };
@@ -384,7 +403,7 @@ struct PoptorchDecomposePass
 void mlir::poptorch::populatePoptorchDecomposePatterns(
     RewritePatternSet &patterns) {
   patterns.add<DecomposeTranspose, DecomposeLinear, DecomposeAddmm,
-               DecomposeLayerNorm, DecomposeBatchNorm,
+               DecomposeClamp, DecomposeLayerNorm, DecomposeBatchNorm,
                DecomposeSoftmax<SoftmaxOp, false>,
                DecomposeSoftmax<LogSoftmaxOp, true>, DecomposeSdpa,
                DecomposeReduceMean>(patterns.getContext());

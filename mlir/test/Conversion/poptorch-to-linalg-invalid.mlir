@@ -87,3 +87,11 @@ func.func @conv_int(%x: tensor<1x3x8x8xi32>, %w: tensor<4x3x3x3xi32>) -> tensor<
   %0 = poptorch.convolution %x, %w {stride = array<i64: 1>, padding = array<i64: 0>, dilation = array<i64: 1>} : (tensor<1x3x8x8xi32>, tensor<4x3x3x3xi32>) -> tensor<1x4x6x6xi32>
   return %0 : tensor<1x4x6x6xi32>
 }
+
+// -----
+
+func.func @bitwise_not_float(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{is only defined for integer and bool tensors, got 'f32'}}
+  %0 = poptorch.bitwise_not %x : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -42,7 +42,10 @@ func.func @matmul_broadcast_batch(%a: tensor<2x1x3x4xf32>, %b: tensor<5x4x6xf32>
 // -----
 
 // CHECK-LABEL: func.func @matmul_dot
-// CHECK: linalg.dot ins(%{{.*}}, %{{.*}} : tensor<4xf32>, tensor<4xf32>) outs(%{{.*}} : tensor<f32>)
+// CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [1, 4] : tensor<4xf32> into tensor<1x4xf32>
+// CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [4, 1] : tensor<4xf32> into tensor<4x1xf32>
+// CHECK: %[[M:.*]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<1x4xf32>, tensor<4x1xf32>) outs(%{{.*}} : tensor<1x1xf32>)
+// CHECK: tensor.collapse_shape %[[M]] [] : tensor<1x1xf32> into tensor<f32>
 func.func @matmul_dot(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<f32> {
   %0 = poptorch.matmul %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
   return %0 : tensor<f32>

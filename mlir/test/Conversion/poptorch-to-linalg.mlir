@@ -143,3 +143,79 @@ func.func @embedding(%w: tensor<10x4xf32>, %i: tensor<2x3xi64>) -> tensor<2x3x4x
   %0 = poptorch.embedding %w, %i : (tensor<10x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
   return %0 : tensor<2x3x4xf32>
 }
+
+// -----
+
+// Comparisons compute in the operands' type (f16 in f32) and yield i1;
+// ordered predicates are false with NaN, `ne` is unordered.
+// CHECK-LABEL: func.func @compare_f16
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<2x3xf16>, tensor<3xf16>) outs(%{{.*}} : tensor<2x3xi1>)
+// CHECK: ^bb0(%[[A:.*]]: f16, %[[B:.*]]: f16, %{{.*}}: i1):
+// CHECK: %[[X:.*]] = arith.extf %[[A]] : f16 to f32
+// CHECK: %[[Y:.*]] = arith.extf %[[B]] : f16 to f32
+// CHECK: %[[R:.*]] = arith.cmpf olt, %[[X]], %[[Y]] : f32
+// CHECK: linalg.yield %[[R]] : i1
+// CHECK: arith.cmpf une, %{{.*}}, %{{.*}} : f32
+func.func @compare_f16(%x: tensor<2x3xf16>, %y: tensor<3xf16>) -> (tensor<2x3xi1>, tensor<2x3xi1>) {
+  %0 = poptorch.lt %x, %y : (tensor<2x3xf16>, tensor<3xf16>) -> tensor<2x3xi1>
+  %1 = poptorch.ne %x, %y : (tensor<2x3xf16>, tensor<3xf16>) -> tensor<2x3xi1>
+  return %0, %1 : tensor<2x3xi1>, tensor<2x3xi1>
+}
+
+// -----
+
+// Signed, unsigned and bool integers pick the matching predicate.
+// CHECK-LABEL: func.func @compare_int
+// CHECK: arith.cmpi sge, %{{.*}}, %{{.*}} : i64
+// CHECK: arith.cmpi ult, %{{.*}}, %{{.*}} : i8
+// CHECK: arith.cmpi ugt, %{{.*}}, %{{.*}} : i1
+func.func @compare_int(%x: tensor<4xi64>, %u: tensor<4xui8>, %b: tensor<4xi1>) -> (tensor<4xi1>, tensor<4xi1>, tensor<4xi1>) {
+  %0 = poptorch.ge %x, %x : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+  %1 = poptorch.lt %u, %u : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xi1>
+  %2 = poptorch.gt %b, %b : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  return %0, %1, %2 : tensor<4xi1>, tensor<4xi1>, tensor<4xi1>
+}
+
+// -----
+
+// Logical ops test "nonzero" (NaN is true) in the operands' type.
+// CHECK-LABEL: func.func @logical
+// CHECK: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32, %{{.*}}: i1):
+// CHECK-DAG: %[[NA:.*]] = arith.cmpf une, %[[A]], %{{.*}} : f32
+// CHECK-DAG: %[[NB:.*]] = arith.cmpf une, %[[B]], %{{.*}} : f32
+// CHECK: %[[R:.*]] = arith.andi %{{.*}}, %{{.*}} : i1
+// CHECK: linalg.yield %[[R]] : i1
+// CHECK: arith.cmpf oeq
+func.func @logical(%x: tensor<4xf32>, %y: tensor<4xi32>) -> (tensor<4xi1>, tensor<4xi1>) {
+  %yf = poptorch.cast %y : tensor<4xi32> -> tensor<4xf32>
+  %0 = poptorch.logical_and %x, %yf : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  %1 = poptorch.logical_not %x : (tensor<4xf32>) -> tensor<4xi1>
+  return %0, %1 : tensor<4xi1>, tensor<4xi1>
+}
+
+// -----
+
+// where: the condition stays i1, the branches compute in their own type.
+// CHECK-LABEL: func.func @where_f16
+// CHECK: ^bb0(%[[C:.*]]: i1, %[[A:.*]]: f16, %[[B:.*]]: f16, %{{.*}}: f16):
+// CHECK: %[[S:.*]] = arith.select %[[C]], %{{.*}}, %{{.*}} : f32
+// CHECK: %[[R:.*]] = arith.truncf %[[S]] : f32 to f16
+// CHECK: linalg.yield %[[R]] : f16
+func.func @where_f16(%c: tensor<3xi1>, %x: tensor<2x3xf16>, %y: tensor<f16>) -> tensor<2x3xf16> {
+  %0 = poptorch.where %c, %x, %y : (tensor<3xi1>, tensor<2x3xf16>, tensor<f16>) -> tensor<2x3xf16>
+  return %0 : tensor<2x3xf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @bitwise_not
+// CHECK: %[[ONES:.*]] = arith.constant -1 : i32
+// CHECK: arith.xori %{{.*}}, %[[ONES]] : i32
+// CHECK: %[[T:.*]] = arith.constant true
+// CHECK: arith.xori %{{.*}}, %[[T]] : i1
+func.func @bitwise_not(%x: tensor<4xi32>, %b: tensor<4xi1>) -> (tensor<4xi32>, tensor<4xi1>) {
+  %0 = poptorch.bitwise_not %x : (tensor<4xi32>) -> tensor<4xi32>
+  %1 = poptorch.bitwise_not %b : (tensor<4xi1>) -> tensor<4xi1>
+  return %0, %1 : tensor<4xi32>, tensor<4xi1>
+}

@@ -358,3 +358,59 @@ func.func @embedding_indices(%w: tensor<10x4xf32>, %i: tensor<3xf32>) -> tensor<
   %0 = poptorch.embedding %w, %i : (tensor<10x4xf32>, tensor<3xf32>) -> tensor<3x4xf32>
   return %0 : tensor<3x4xf32>
 }
+
+// -----
+
+func.func @compare_result_not_bool(%x: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{result #0 must be ranked tensor of 1-bit signless integer values}}
+  %0 = poptorch.lt %x, %x : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @compare_operand_types(%x: tensor<2xf32>, %y: tensor<2xi64>) -> tensor<2xi1> {
+  // expected-error @+1 {{operand element types 'f32' and 'i64' differ}}
+  %0 = poptorch.eq %x, %y : (tensor<2xf32>, tensor<2xi64>) -> tensor<2xi1>
+  return %0 : tensor<2xi1>
+}
+
+// -----
+
+func.func @where_condition_not_bool(%c: tensor<2xf32>, %x: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 1-bit signless integer values}}
+  %0 = poptorch.where %c, %x, %x : (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @where_branch_types(%c: tensor<2xi1>, %x: tensor<2xf32>, %y: tensor<2xi32>) -> tensor<2xf32> {
+  // expected-error @+1 {{operand element type 'i32' differs from the result element type 'f32'}}
+  %0 = poptorch.where %c, %x, %y : (tensor<2xi1>, tensor<2xf32>, tensor<2xi32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @where_condition_broadcast(%c: tensor<3xi1>, %x: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{does not broadcast to the result shape}}
+  %0 = poptorch.where %c, %x, %x : (tensor<3xi1>, tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @clamp_types(%x: tensor<2xf32>, %lo: tensor<i32>) -> tensor<2xf32> {
+  // expected-error @+1 {{input, bounds and result must share one element type}}
+  %0 = poptorch.clamp %x min %lo : (tensor<2xf32>, tensor<i32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @clamp_broadcast(%x: tensor<2xf32>, %hi: tensor<3xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{does not broadcast to the result shape}}
+  %0 = poptorch.clamp %x max %hi : (tensor<2xf32>, tensor<3xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}

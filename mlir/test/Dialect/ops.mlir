@@ -134,3 +134,49 @@ func.func @data_movement(%x: tensor<2x3x4xf32>, %y: tensor<3x1xf32>, %w: tensor<
   %7 = poptorch.embedding %w, %i : (tensor<10x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
   return
 }
+
+
+// Comparisons and logical ops: operands of one element type, a bool result.
+// CHECK-LABEL: func.func @bool_valued
+// CHECK: poptorch.eq %{{.*}}, %{{.*}} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+// CHECK: poptorch.ne %{{.*}}, %{{.*}} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+// CHECK: poptorch.lt %{{.*}}, %{{.*}} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+// CHECK: poptorch.le %{{.*}}, %{{.*}} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+// CHECK: poptorch.gt %{{.*}}, %{{.*}} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+// CHECK: poptorch.ge %{{.*}}, %{{.*}} : (tensor<2x3xi64>, tensor<i64>) -> tensor<2x3xi1>
+// CHECK: poptorch.logical_and %{{.*}}, %{{.*}} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+// CHECK: poptorch.logical_or %{{.*}}, %{{.*}} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+// CHECK: poptorch.logical_xor %{{.*}}, %{{.*}} : (tensor<2x3xi1>, tensor<2x3xi1>) -> tensor<2x3xi1>
+// CHECK: poptorch.logical_not %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xi1>
+// CHECK: poptorch.bitwise_not %{{.*}} : (tensor<2x3xi64>) -> tensor<2x3xi64>
+// CHECK: poptorch.bitwise_and %{{.*}}, %{{.*}} : (tensor<2x3xi1>, tensor<2x3xi1>) -> tensor<2x3xi1>
+// CHECK: poptorch.bitwise_or %{{.*}}, %{{.*}} : (tensor<2x3xi64>, tensor<i64>) -> tensor<2x3xi64>
+// CHECK: poptorch.bitwise_xor %{{.*}}, %{{.*}} : (tensor<2x3xi64>, tensor<i64>) -> tensor<2x3xi64>
+func.func @bool_valued(%x: tensor<2x3xf32>, %y: tensor<3xf32>, %i: tensor<2x3xi64>, %s: tensor<i64>) -> tensor<2x3xi1> {
+  %eq = poptorch.eq %x, %y : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  %ne = poptorch.ne %x, %y : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  %lt = poptorch.lt %x, %y : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  %le = poptorch.le %x, %y : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  %gt = poptorch.gt %x, %y : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  %ge = poptorch.ge %i, %s : (tensor<2x3xi64>, tensor<i64>) -> tensor<2x3xi1>
+  %and = poptorch.logical_and %x, %y : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  %or = poptorch.logical_or %x, %y : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  %xor = poptorch.logical_xor %and, %or : (tensor<2x3xi1>, tensor<2x3xi1>) -> tensor<2x3xi1>
+  %not = poptorch.logical_not %x : (tensor<2x3xf32>) -> tensor<2x3xi1>
+  %bnot = poptorch.bitwise_not %i : (tensor<2x3xi64>) -> tensor<2x3xi64>
+  %band = poptorch.bitwise_and %eq, %ne : (tensor<2x3xi1>, tensor<2x3xi1>) -> tensor<2x3xi1>
+  %bor = poptorch.bitwise_or %i, %s : (tensor<2x3xi64>, tensor<i64>) -> tensor<2x3xi64>
+  %bxor = poptorch.bitwise_xor %i, %s : (tensor<2x3xi64>, tensor<i64>) -> tensor<2x3xi64>
+  return %xor : tensor<2x3xi1>
+}
+
+// CHECK-LABEL: func.func @where_clamp
+// CHECK: poptorch.where %{{.*}}, %{{.*}}, %{{.*}} : (tensor<3xi1>, tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+// CHECK: poptorch.clamp %{{.*}} min %{{.*}} max %{{.*}} : (tensor<2x3xf32>, tensor<f32>, tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK: poptorch.clamp %{{.*}} max %{{.*}} : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+func.func @where_clamp(%c: tensor<3xi1>, %x: tensor<2x3xf32>, %s: tensor<f32>, %y: tensor<3xf32>) -> tensor<2x3xf32> {
+  %w = poptorch.where %c, %x, %s : (tensor<3xi1>, tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %c1 = poptorch.clamp %w min %s max %y : (tensor<2x3xf32>, tensor<f32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %c2 = poptorch.clamp %c1 max %s : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  return %c2 : tensor<2x3xf32>
+}

@@ -198,3 +198,18 @@ func.func @reduce_mean_int(%x: tensor<2x3xi64>) -> tensor<2xi64> {
   %0 = poptorch.reduce_mean %x {dims = array<i64: 1>} : tensor<2x3xi64> -> tensor<2xi64>
   return %0 : tensor<2xi64>
 }
+
+// -----
+
+// clamp is NaN-propagating maximum then minimum; a missing bound is skipped.
+// CHECK-LABEL: func.func @clamp
+// CHECK-SAME: (%[[X:.*]]: tensor<3xf32>, %[[LO:.*]]: tensor<f32>, %[[HI:.*]]: tensor<2x3xf32>)
+// CHECK: %[[MAX:.*]] = poptorch.maximum %[[X]], %[[LO]] : (tensor<3xf32>, tensor<f32>) -> tensor<3xf32>
+// CHECK: %[[MIN:.*]] = poptorch.minimum %[[MAX]], %[[HI]] : (tensor<3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK: %[[ONLY:.*]] = poptorch.minimum %[[X]], %[[LO]] : (tensor<3xf32>, tensor<f32>) -> tensor<3xf32>
+// CHECK: return %[[MIN]], %[[ONLY]]
+func.func @clamp(%x: tensor<3xf32>, %lo: tensor<f32>, %hi: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>) {
+  %0 = poptorch.clamp %x min %lo max %hi : (tensor<3xf32>, tensor<f32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %1 = poptorch.clamp %x max %lo : (tensor<3xf32>, tensor<f32>) -> tensor<3xf32>
+  return %0, %1 : tensor<2x3xf32>, tensor<3xf32>
+}

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Conversion/PoptorchToLinalg/Patterns.h"
+#include "poptorch/Dialect/Poptorch/IR/PoptorchElementwiseSignatures.h.inc"
 
 #include <string>
 
@@ -17,7 +18,8 @@ namespace {
 
 /// Builds scalar arithmetic in a linalg body for one element type, picking the
 /// float or integer arith/math op. f16/bf16 formulas are evaluated in f32 by
-/// the caller, so `type` is f32, f64 or a signless integer here.
+/// the caller, so `type` is f32, f64 or a signless integer here. Comparisons
+/// return i1; the bitwise helpers work on any integer width, i1 included.
 class ScalarBuilder {
 public:
   ScalarBuilder(OpBuilder &b, Location loc, Operation *op, Type type,
@@ -78,6 +80,47 @@ public:
       return x;
     return math::AbsIOp::create(b, loc, x);
   }
+  // Comparisons (i1 results). Ordered float predicates are false with a NaN
+  // operand; `ne` is unordered (true with NaN), as in PyTorch.
+  Value eq(Value x, Value y) {
+    return cmp(arith::CmpFPredicate::OEQ, arith::CmpIPredicate::eq,
+               arith::CmpIPredicate::eq, x, y);
+  }
+  Value ne(Value x, Value y) {
+    return cmp(arith::CmpFPredicate::UNE, arith::CmpIPredicate::ne,
+               arith::CmpIPredicate::ne, x, y);
+  }
+  Value lt(Value x, Value y) {
+    return cmp(arith::CmpFPredicate::OLT, arith::CmpIPredicate::slt,
+               arith::CmpIPredicate::ult, x, y);
+  }
+  Value le(Value x, Value y) {
+    return cmp(arith::CmpFPredicate::OLE, arith::CmpIPredicate::sle,
+               arith::CmpIPredicate::ule, x, y);
+  }
+  Value gt(Value x, Value y) {
+    return cmp(arith::CmpFPredicate::OGT, arith::CmpIPredicate::sgt,
+               arith::CmpIPredicate::ugt, x, y);
+  }
+  Value ge(Value x, Value y) {
+    return cmp(arith::CmpFPredicate::OGE, arith::CmpIPredicate::sge,
+               arith::CmpIPredicate::uge, x, y);
+  }
+  /// `c ? x : y` for an i1 `c`.
+  Value select(Value c, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, c, x, y);
+  }
+  // Bitwise ops on integers of the values' own width (logical for i1).
+  Value bitAnd(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
+  Value bitOr(Value x, Value y) { return arith::OrIOp::create(b, loc, x, y); }
+  Value bitXor(Value x, Value y) { return arith::XOrIOp::create(b, loc, x, y); }
+  Value bitNot(Value x) {
+    unsigned width = x.getType().getIntOrFloatBitWidth();
+    Value ones = arith::ConstantOp::create(
+        b, loc, b.getIntegerAttr(x.getType(), APInt::getAllOnes(width)));
+    return arith::XOrIOp::create(b, loc, x, ones);
+  }
+
   // Float-only functions: the pattern rejects integer types for the ops that
   // use them (isFloatOnlyElementwise).
   Value exp(Value x) { return math::ExpOp::create(b, loc, x); }
@@ -102,6 +145,14 @@ public:
   }
 
 private:
+  Value cmp(arith::CmpFPredicate f, arith::CmpIPredicate si,
+            arith::CmpIPredicate ui, Value x, Value y) {
+    // By the values' type: formulas may compare i1 results of comparisons.
+    if (isa<FloatType>(x.getType()))
+      return arith::CmpFOp::create(b, loc, f, x, y);
+    bool u = isUnsigned || x.getType().isInteger(1);
+    return arith::CmpIOp::create(b, loc, u ? ui : si, x, y);
+  }
   bool isFloat() const { return isa<FloatType>(type); }
   bool isBool() const { return type.isInteger(1); }
 
@@ -127,23 +178,39 @@ struct ElementwiseLowering : public ConversionPattern {
     auto resTy = cast<RankedTensorType>(op->getResult(0).getType());
     Type elem = resTy.getElementType();
     StringRef name = op->getName().stripDialect();
-    if (!isa<FloatType, IntegerType>(elem))
-      return op->emitOpError("element type ")
-             << elem << " is not supported; use a float or integer type";
-    if (!isa<FloatType>(elem) && isFloatOnlyElementwise(name))
+    // The formula computes in the operands' type (the result's, except for
+    // bool-valued ops); bool operands (conditions) stay i1.
+    Type operandElem = elem;
+    for (auto [i, v] : llvm::enumerate(op->getOperands()))
+      if (!elementwiseOperandIsBool(name, i)) {
+        operandElem = getTensorType(v).getElementType();
+        break;
+      }
+    for (Type t : {elem, operandElem})
+      if (!isa<FloatType, IntegerType>(t))
+        return op->emitOpError("element type ")
+               << t << " is not supported; use a float or integer type";
+    if (!isa<FloatType>(operandElem) && isFloatOnlyElementwise(name))
       return op->emitOpError("is only defined for floating-point tensors, got ")
-             << elem << "; cast the operands to a float type first";
+             << operandElem << "; cast the operands to a float type first";
+    if (isa<FloatType>(operandElem) && isIntOnlyElementwise(name))
+      return op->emitOpError(
+                 "is only defined for integer and bool tensors, got ")
+             << operandElem;
 
-    bool isUnsigned = isUnsignedInteger(elem);
+    bool isUnsigned = isUnsignedInteger(operandElem);
     Type storage = toSignlessType(elem);
-    Type compute = getComputeType(storage);
+    Type compute = getComputeType(toSignlessType(operandElem));
     Value result = createElementwiseGeneric(
         rewriter, loc, operands, resTy.getShape(), elem,
         [&](OpBuilder &b, Location nloc, ValueRange args) {
           SmallVector<Value> xs;
-          for (Value a : args)
-            xs.push_back(convertScalar(b, nloc, scalarToSignless(b, nloc, a),
-                                       compute, false, false));
+          for (auto [i, a] : llvm::enumerate(args)) {
+            Value v = scalarToSignless(b, nloc, a);
+            if (!elementwiseOperandIsBool(name, i))
+              v = convertScalar(b, nloc, v, compute, false, false);
+            xs.push_back(v);
+          }
           ScalarBuilder sb(b, nloc, op, compute, isUnsigned);
           Value r = buildElementwiseFormula(op, sb, xs);
           r = convertScalar(b, nloc, r, storage, false, false);

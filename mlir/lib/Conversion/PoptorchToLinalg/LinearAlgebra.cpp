@@ -1,7 +1,7 @@
 //===- LinearAlgebra.cpp - matmul to named linalg contractions ------------===//
 //
-// poptorch.matmul (torch.matmul semantics) becomes linalg.dot, linalg.matmul
-// or linalg.batch_matmul, the named ops that poptorch-tile-and-vectorize
+// poptorch.matmul (torch.matmul semantics) becomes linalg.matmul or
+// linalg.batch_matmul, the named ops that poptorch-tile-and-vectorize
 // matches. linear, addmm and sdpa reach here already decomposed to matmul.
 //
 //===----------------------------------------------------------------------===//
@@ -50,20 +50,10 @@ struct MatmulLowering : public OpConversionPattern<MatmulOp> {
     auto lt = getTensorType(lhs), rt = getTensorType(rhs);
     Value zero = createScalar(rewriter, loc, elem, 0.0);
 
-    if (lt.getRank() == 1 && rt.getRank() == 1) {
-      Value init = createFilled(rewriter, loc, RankedTensorType::get({}, elem),
-                                zero);
-      Value dot =
-          linalg::DotOp::create(rewriter, loc, TypeRange{init.getType()},
-                                ValueRange{lhs, rhs}, ValueRange{init})
-              .getResult(0);
-      rewriter.replaceOp(op, reshapeTensor(rewriter, loc, dot,
-                                           resTy.getShape()));
-      return success();
-    }
-
     // 1-D operands are promoted to matrices (and the dim dropped at the end
-    // by the final reshape to the result type).
+    // by the final reshape to the result type). A dot product becomes a
+    // (1, K) @ (K, 1) linalg.matmul too: poptorch-tile-and-vectorize handles
+    // matmul, while linalg.dot's 0-d accumulator does not vectorize there.
     if (lt.getRank() == 1)
       lhs = reshapeTensor(rewriter, loc, lhs, {1, lt.getShape()[0]});
     if (rt.getRank() == 1)

@@ -7,6 +7,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 
+#include "poptorch/Dialect/Poptorch/IR/PoptorchElementwiseSignatures.h.inc"
+
 using namespace mlir;
 using namespace mlir::poptorch;
 
@@ -34,15 +36,32 @@ static bool broadcastsTo(ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
   return true;
 }
 
+/// Operands other than bool conditions share one element type; the result
+/// has it too, or is bool for comparisons and logical ops (the op table's
+/// `result="bool"` and `bool_operands`, generated into this header).
 LogicalResult mlir::OpTrait::poptorch::verifyElementwiseOp(Operation *op) {
   auto resTy = cast<RankedTensorType>(op->getResult(0).getType());
-  for (Value v : op->getOperands()) {
+  StringRef name = op->getName().stripDialect();
+  bool boolResult = mlir::poptorch::elementwiseHasBoolResult(name);
+  Type common = boolResult ? Type() : resTy.getElementType();
+  for (auto [i, v] : llvm::enumerate(op->getOperands())) {
     auto ty = rtt(v);
-    if (ty.getElementType() != resTy.getElementType())
+    Type elem = ty.getElementType();
+    if (mlir::poptorch::elementwiseOperandIsBool(name, i)) {
+      if (!elem.isInteger(1))
+        return op->emitOpError("operand #")
+               << i << " must be a bool (i1) tensor, got " << elem;
+    } else if (!common) {
+      common = elem;
+    } else if (elem != common) {
+      if (boolResult)
+        return op->emitOpError("operand element types ")
+               << common << " and " << elem
+               << " differ (the capture casts both to their common type)";
       return op->emitOpError("operand element type ")
-             << ty.getElementType() << " differs from the result element type "
-             << resTy.getElementType()
+             << elem << " differs from the result element type " << common
              << " (the capture inserts poptorch.cast for type promotion)";
+    }
     if (!broadcastsTo(ty.getShape(), resTy.getShape()))
       return op->emitOpError("operand shape ")
              << ty << " does not broadcast to the result shape " << resTy;
@@ -95,6 +114,21 @@ LogicalResult DropoutOp::verify() {
     return emitOpError("probability ") << p << " is not in [0, 1]";
   if (getInput().getType() != getType())
     return emitOpError("result type must equal the input type");
+  return success();
+}
+
+LogicalResult ClampOp::verify() {
+  for (Value v : {getInput(), getMin(), getMax()}) {
+    if (!v)
+      continue;
+    auto ty = rtt(v);
+    if (ty.getElementType() != getType().getElementType())
+      return emitOpError("input, bounds and result must share one element "
+                         "type (the capture casts them to the result type)");
+    if (!broadcastsTo(ty.getShape(), getType().getShape()))
+      return emitOpError("operand shape ")
+             << ty << " does not broadcast to the result shape " << getType();
+  }
   return success();
 }
 

@@ -180,3 +180,138 @@ def Poptorch_PowOp : Poptorch_Op<"pow",
   let results = (outs Poptorch_Tensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
+
+def Poptorch_EqOp : Poptorch_Op<"eq",
+    [Pure, Poptorch_ElementwiseTrait]> {
+  let summary = "x == y";
+  let description = [{ Elementwise with broadcasting (any element type; bool result). Scalar formula: `b.eq(x, y)`. }];
+  let arguments = (ins Poptorch_Tensor:$lhs, Poptorch_Tensor:$rhs);
+  let results = (outs Poptorch_BoolTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Poptorch_NeOp : Poptorch_Op<"ne",
+    [Pure, Poptorch_ElementwiseTrait]> {
+  let summary = "x != y";
+  let description = [{ Elementwise with broadcasting (any element type; bool result). Scalar formula: `b.ne(x, y)`. }];
+  let arguments = (ins Poptorch_Tensor:$lhs, Poptorch_Tensor:$rhs);
+  let results = (outs Poptorch_BoolTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Poptorch_LtOp : Poptorch_Op<"lt",
+    [Pure, Poptorch_ElementwiseTrait]> {
+  let summary = "x < y";
+  let description = [{ Elementwise with broadcasting (any element type; bool result). Scalar formula: `b.lt(x, y)`. }];
+  let arguments = (ins Poptorch_Tensor:$lhs, Poptorch_Tensor:$rhs);
+  let results = (outs Poptorch_BoolTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Poptorch_LeOp : Poptorch_Op<"le",
+    [Pure, Poptorch_ElementwiseTrait]> {
+  let summary = "x <= y";
+  let description = [{ Elementwise with broadcasting (any element type; bool result). Scalar formula: `b.le(x, y)`. }];
+  let arguments = (ins Poptorch_Tensor:$lhs, Poptorch_Tensor:$rhs);
+  let results = (outs Poptorch_BoolTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Poptorch_GtOp : Poptorch_Op<"gt",
+    [Pure, Poptorch_ElementwiseTrait]> {
+  let summary = "x > y";
+  let description = [{ Elementwise with broadcasting (any element type; bool result). Scalar formula: `b.gt(x, y)`. }];
+  let arguments = (ins Poptorch_Tensor:$lhs, Poptorch_Tensor:$rhs);
+  let results = (outs Poptorch_BoolTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Poptorch_GeOp : Poptorch_Op<"ge",
+    [Pure, Poptorch_ElementwiseTrait]> {
+  let summary = "x >= y";
+  let description = [{ Elementwise with broadcasting (any element type; bool result). Scalar formula: `b.ge(x, y)`. }];
+  let arguments = (ins Poptorch_Tensor:$lhs, Poptorch_Tensor:$rhs);
+  let results = (outs Poptorch_BoolTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Poptorch_LogicalAndOp : Poptorch_Op<"logical_and",
+    [Pure, Poptorch_ElementwiseTrait]> {
+  let summary = "(x != 0) and (y != 0)";
+  let description = [{ Elementwise with broadcasting (any element type; bool result). Scalar formula: `b.bitAnd(b.ne(x, b.cst(0.0)), b.ne(y, b.cst(0.0)))`. }];
+  let arguments = (ins Poptorch_Tensor:$lhs, Poptorch_Tensor:$rhs);
+  let results = (outs Poptorch_BoolTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Poptorch_LogicalOrOp : Poptorch_Op<"logical_or",
+    [Pure, Poptorch_ElementwiseTrait]> {
+  let summary = "(x != 0) or (y != 0)";
+  let description = [{ Elementwise with broadcasting (any element type; bool result). Scalar formula: `b.bitOr(b.ne(x, b.cst(0.0)), b.ne(y, b.cst(0.0)))`. }];
+  let arguments = (ins Poptorch_Tensor:$lhs, Poptorch_Tensor:$rhs);
+  let results = (outs Poptorch_BoolTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Poptorch_LogicalXorOp : Poptorch_Op<"logical_xor",
+    [Pure, Poptorch_ElementwiseTrait]> {
+  let summary = "(x != 0) xor (y != 0)";
+  let description = [{ Elementwise with broadcasting (any element type; bool result). Scalar formula: `b.bitXor(b.ne(x, b.cst(0.0)), b.ne(y, b.cst(0.0)))`. }];
+  let arguments = (ins Poptorch_Tensor:$lhs, Poptorch_Tensor:$rhs);
+  let results = (outs Poptorch_BoolTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Poptorch_LogicalNotOp : Poptorch_Op<"logical_not",
+    [Pure, Poptorch_ElementwiseTrait]> {
+  let summary = "x == 0";
+  let description = [{ Elementwise with broadcasting (any element type; bool result). Scalar formula: `b.eq(x, b.cst(0.0))`. }];
+  let arguments = (ins Poptorch_Tensor:$input);
+  let results = (outs Poptorch_BoolTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Poptorch_BitwiseNotOp : Poptorch_Op<"bitwise_not",
+    [Pure, Poptorch_ElementwiseTrait]> {
+  let summary = "~x (logical not for bool)";
+  let description = [{ Elementwise with broadcasting (integer and bool only). Scalar formula: `b.bitNot(x)`. }];
+  let arguments = (ins Poptorch_Tensor:$input);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Poptorch_BitwiseAndOp : Poptorch_Op<"bitwise_and",
+    [Pure, Poptorch_ElementwiseTrait]> {
+  let summary = "x & y";
+  let description = [{ Elementwise with broadcasting (integer and bool only). Scalar formula: `b.bitAnd(x, y)`. }];
+  let arguments = (ins Poptorch_Tensor:$lhs, Poptorch_Tensor:$rhs);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Poptorch_BitwiseOrOp : Poptorch_Op<"bitwise_or",
+    [Pure, Poptorch_ElementwiseTrait]> {
+  let summary = "x | y";
+  let description = [{ Elementwise with broadcasting (integer and bool only). Scalar formula: `b.bitOr(x, y)`. }];
+  let arguments = (ins Poptorch_Tensor:$lhs, Poptorch_Tensor:$rhs);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Poptorch_BitwiseXorOp : Poptorch_Op<"bitwise_xor",
+    [Pure, Poptorch_ElementwiseTrait]> {
+  let summary = "x ^ y";
+  let description = [{ Elementwise with broadcasting (integer and bool only). Scalar formula: `b.bitXor(x, y)`. }];
+  let arguments = (ins Poptorch_Tensor:$lhs, Poptorch_Tensor:$rhs);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Poptorch_WhereOp : Poptorch_Op<"where",
+    [Pure, Poptorch_ElementwiseTrait]> {
+  let summary = "condition ? lhs : rhs";
+  let description = [{ Elementwise with broadcasting (any element type; bool `condition`). Scalar formula: `b.select(x, y, z)`. }];
+  let arguments = (ins Poptorch_BoolTensor:$condition, Poptorch_Tensor:$lhs, Poptorch_Tensor:$rhs);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}

@@ -13,6 +13,7 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/BuiltinAttributes.td"
 
 def Poptorch_Tensor : RankedTensorOf<[AnyType]>;
+def Poptorch_BoolTensor : RankedTensorOf<[I1]>;
 
 include "poptorch/Dialect/Poptorch/IR/PoptorchElementwiseOps.td"
 
@@ -44,6 +45,22 @@ def Poptorch_DropoutOp : Poptorch_Op<"dropout", [Pure]> {
   let results = (outs Poptorch_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
+def Poptorch_ClampOp : Poptorch_Op<"clamp", [Pure, AttrSizedOperandSegments]> {
+  let summary = "min(max(input, min), max), NaN-propagating; absent bounds are unbounded";
+  let description = [{
+    torch.clamp: a NaN in the input or in a bound gives NaN; where min > max the
+    result is max. Input and bounds broadcast to the result shape. Decomposed
+    into poptorch.maximum and poptorch.minimum.
+  }];
+  let arguments = (ins Poptorch_Tensor:$input, Optional<Poptorch_Tensor>:$min,
+                       Optional<Poptorch_Tensor>:$max);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = [{
+    $input (`min` $min^)? (`max` $max^)? attr-dict `:` functional-type(operands, results)
+  }];
   let hasVerifier = 1;
 }
 
