@@ -61,7 +61,8 @@ PYBIND11_MODULE(_C, m) {
              p.run(in, out);
            })
       .def_property_readonly("stages", &Program::stages)
-      .def_property_readonly("timings", &Program::timings);
+      .def_property_readonly("timings", &Program::timings)
+      .def_property_readonly("argument_permutations", &Program::argumentPermutations);
 
   m.def("release_all_programs", &poptorch_bridge::releaseAllPrograms);
   m.def("pipeline_stages", &poptorch_bridge::pipelineStages);

@@ -276,3 +276,23 @@ def test_write_with_tensor_source_and_index_counting_from_end():
         return y
 
     check(f, torch.randn(4, 3), torch.randn(3))
+
+
+def test_prepacked_weights_follow_copy_weights_to_device_and_host():
+    # Linear weights are uploaded transposed (poptorch-prepack-parameters):
+    # both copy directions must still see the host layout.
+    model = torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.ReLU(), torch.nn.Linear(5, 3))
+    model.eval()
+    x = torch.randn(2, 6)
+    ipu = poptorch.inferenceModel(model)
+    torch.testing.assert_close(ipu(x), model(x))
+    assert "poptorch.permuted" in ipu.executable.stages[1][1]
+    original = model[0].weight.detach().clone()
+    with torch.no_grad():
+        model[0].weight.mul_(-2)
+    ipu.copyWeightsToDevice()
+    torch.testing.assert_close(ipu(x), model(x))
+    with torch.no_grad():
+        model[0].weight.copy_(original)
+    ipu.copyWeightsToHost()  # the device still holds the -2x weights
+    torch.testing.assert_close(model[0].weight, original * -2)

@@ -117,6 +117,9 @@ public:
   virtual const std::vector<std::pair<std::string, std::string>> &stages() const = 0;
   /// Seconds spent per stage, including "jit".
   virtual const std::vector<std::pair<std::string, double>> &timings() const = 0;
+  /// For each argument of @main: the permutation the program expects the
+  /// caller to have applied to it (poptorch-prepack-parameters), or empty.
+  virtual const std::vector<std::vector<int64_t>> &argumentPermutations() const = 0;
 };
 
 /// Releases every live JIT engine; called at interpreter exit so that no

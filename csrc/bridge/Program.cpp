@@ -16,6 +16,7 @@
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -158,6 +159,7 @@ public:
       stageTimes.emplace_back(name, seconds(clock() - ts));
       dump(options, index++, name, after);
       stageTexts.emplace_back(name, std::move(after));
+      recordArgumentPermutations(*module);
     }
 
     auto tj = clock();
@@ -240,6 +242,9 @@ public:
   const std::vector<std::pair<std::string, std::string>> &stages() const override {
     return stageTexts;
   }
+  const std::vector<std::vector<int64_t>> &argumentPermutations() const override {
+    return permutations;
+  }
   const std::vector<std::pair<std::string, double>> &timings() const override {
     return stageTimes;
   }
@@ -267,6 +272,19 @@ private:
   std::vector<llvm::StringRef> sharedLibRefs;
   std::vector<std::pair<std::string, std::string>> stageTexts;
   std::vector<std::pair<std::string, double>> stageTimes;
+  std::vector<std::vector<int64_t>> permutations;
+
+  /// Reads `poptorch.permuted` from @main's arguments while @main is still a
+  /// func.func (the LLVM lowering drops argument attributes).
+  void recordArgumentPermutations(ModuleOp module) {
+    auto main = module.lookupSymbol<func::FuncOp>("main");
+    if (!main)
+      return;
+    permutations.assign(main.getNumArguments(), {});
+    for (unsigned i = 0; i < main.getNumArguments(); ++i)
+      if (auto dims = main.getArgAttrOfType<DenseI64ArrayAttr>(i, "poptorch.permuted"))
+        permutations[i].assign(dims.asArrayRef().begin(), dims.asArrayRef().end());
+  }
 };
 
 } // namespace

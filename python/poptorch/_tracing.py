@@ -264,16 +264,30 @@ class Executable:
     def timings(self) -> list[tuple[str, float]]:
         return list(self._program.timings)
 
+    def _state_permutations(self) -> list[list[int]]:
+        """Per parameter/buffer: the layout the program reads it in (prepacked)."""
+        n_inputs = self.graph.num_inputs
+        n_state = len(self.graph.parameters) + len(self.graph.buffers)
+        # After bufferization @main also has one out-param per result: skip those.
+        perms = list(self._program.argument_permutations)[n_inputs:n_inputs + n_state]
+        return perms + [[]] * (n_state - len(perms))
+
     def copy_weights_to_device(self) -> None:
-        self._device_state = [
-            t.detach().to(torch.device("cpu"), copy=True).contiguous()
-            for _, t in self.graph.parameters + self.graph.buffers
-        ]
+        with torch.no_grad():
+            self._device_state = [
+                (t.detach().permute(perm) if perm else t.detach())
+                .to(torch.device("cpu"), copy=True).contiguous()
+                for (_, t), perm in zip(self.graph.parameters + self.graph.buffers,
+                                        self._state_permutations(), strict=True)
+            ]
 
     def copy_weights_to_host(self) -> None:
         with torch.no_grad():
-            for (_, host), dev in zip(self.graph.parameters + self.graph.buffers,
-                                      self._device_state, strict=True):
+            for (_, host), dev, perm in zip(self.graph.parameters + self.graph.buffers,
+                                            self._device_state, self._state_permutations(),
+                                            strict=True):
+                if perm:  # undo the upload-time permutation
+                    dev = dev.permute([perm.index(d) for d in range(len(perm))])
                 host.copy_(dev)
 
     def check_signature(self, args: Sequence[Any], kwargs: dict[str, Any]) -> Signature:

@@ -68,7 +68,8 @@ std::string parallelLoopsToAsync() {
 std::vector<std::pair<std::string, std::string>>
 mlir::poptorch::getCompilePipelineStages() {
   return {
-      {"decompose", "builtin.module(func.func(poptorch-decompose, canonicalize, cse))"},
+      {"decompose", "builtin.module(func.func(poptorch-decompose, canonicalize, cse, "
+                    "poptorch-prepack-parameters))"},
       {"to-linalg", "builtin.module(convert-poptorch-to-linalg, canonicalize, cse, "
                     "func.func(poptorch-fuse-elementwise), canonicalize, cse)"},
       {"tile-and-vectorize", tileAndVectorizeStage()},

@@ -83,4 +83,15 @@ def PoptorchDistinctResults : Pass<"poptorch-distinct-results", "func::FuncOp"> 
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
 }
 
+def PoptorchPrepackParameters : Pass<"poptorch-prepack-parameters", "func::FuncOp"> {
+  let summary = "Take parameters in the layout the program reads them in";
+  let description = [{
+    A parameter argument (`poptorch.role = "parameter"`) whose only uses are
+    one and the same `poptorch.permute` becomes an argument of the permuted
+    type, marked `poptorch.permuted = array<i64: dims>`; the runtime applies
+    the permutation once, when it uploads the weights, instead of on every
+    call (the transposed weight of every linear layer).
+  }];
+}
+
 #endif // POPTORCH_TRANSFORMS_PASSES_TD

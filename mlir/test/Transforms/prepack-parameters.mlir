@@ -1,0 +1,27 @@
+// RUN: poptorch-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(poptorch-prepack-parameters))' | FileCheck %s
+
+// The transposed weight of a linear layer is taken pre-permuted.
+// CHECK-LABEL: func.func @linear
+// CHECK-SAME: %[[W:arg[0-9]+]]: tensor<4x3xf32> {poptorch.permuted = array<i64: 1, 0>, poptorch.role = "parameter"}
+// CHECK-NOT: poptorch.permute
+// CHECK: poptorch.matmul %arg0, %[[W]]
+func.func @linear(%x: tensor<2x4xf32>, %w: tensor<3x4xf32> {poptorch.role = "parameter"}) -> tensor<2x3xf32> {
+  %t = poptorch.permute %w {dims = array<i64: 1, 0>} : tensor<3x4xf32> -> tensor<4x3xf32>
+  %y = poptorch.matmul %x, %t : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// -----
+
+// A parameter with another use, an input, or two different permutations
+// stays as it is.
+// CHECK-LABEL: func.func @kept
+// CHECK-SAME: %arg0: tensor<3x4xf32> {poptorch.role = "parameter"}
+// CHECK-SAME: %arg1: tensor<3x4xf32> {poptorch.role = "input"}
+// CHECK-COUNT-2: poptorch.permute
+func.func @kept(%w: tensor<3x4xf32> {poptorch.role = "parameter"},
+                %x: tensor<3x4xf32> {poptorch.role = "input"}) -> (tensor<4x3xf32>, tensor<3x4xf32>, tensor<4x3xf32>) {
+  %t = poptorch.permute %w {dims = array<i64: 1, 0>} : tensor<3x4xf32> -> tensor<4x3xf32>
+  %u = poptorch.permute %x {dims = array<i64: 1, 0>} : tensor<3x4xf32> -> tensor<4x3xf32>
+  return %t, %w, %u : tensor<4x3xf32>, tensor<3x4xf32>, tensor<4x3xf32>
+}
