@@ -53,3 +53,4 @@ test-python: build
 
 bench: build
 	$(PY) benchmarks/bench_spine.py
+	$(PY) benchmarks/gemm.py
