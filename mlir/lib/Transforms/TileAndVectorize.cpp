@@ -259,6 +259,20 @@ distributeLoop(RewriterBase &rewriter, TilingInterface root, unsigned dim,
   return tiled;
 }
 
+/// Tiles `op` with `sizes` in sequential scf.for loops and replaces it.
+FailureOr<scf::SCFTilingResult>
+tileSequentially(RewriterBase &rewriter, linalg::LinalgOp op,
+                 ArrayRef<int64_t> sizes) {
+  scf::SCFTilingOptions options;
+  options.setTileSizes(asIndexAttrs(rewriter, sizes));
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (succeeded(tiled))
+    rewriter.replaceOp(op, tiled->replacements);
+  return tiled;
+}
+
 /// The op of `tiled` (a tiled root or fused producer) that `pred` accepts.
 template <typename Pred>
 linalg::LinalgOp findTiled(const scf::SCFTileAndFuseResult &tiled, Pred pred) {
@@ -279,6 +293,28 @@ struct ContractionTiles {
   SmallVector<int64_t> parallel;  // per loop; 0 for reduction loops
   SmallVector<int64_t> reduction; // per loop; 0 for parallel loops
 };
+
+/// When `op` is worth running on every core, tiles one of its parallel loops
+/// (of tile size `sizes[dim]`) with scf.forall and hands the tile to `retile`,
+/// which tiles it further on one core. Returns true if it did.
+bool distributeAndRetile(RewriterBase &rewriter, linalg::LinalgOp op,
+                         ArrayRef<int64_t> sizes, int64_t minParallelCost,
+                         llvm::function_ref<void(linalg::LinalgOp)> retile) {
+  if (!shouldDistribute(op, minParallelCost))
+    return false;
+  std::optional<unsigned> dim = pickParallelLoop(op, sizes);
+  if (!dim)
+    return false;
+  FailureOr<scf::SCFTileAndFuseResult> tiled =
+      distributeLoop(rewriter, cast<TilingInterface>(op.getOperation()), *dim,
+                     sizes[*dim], [](Operation *) { return false; });
+  if (failed(tiled))
+    return false;
+  if (linalg::LinalgOp inner =
+          findTiled(*tiled, [](linalg::LinalgOp) { return true; }))
+    retile(inner);
+  return true;
+}
 
 std::optional<ContractionTiles> chooseContractionTiles(linalg::LinalgOp op) {
   FailureOr<linalg::ContractionDimensions> dims =
@@ -476,28 +512,13 @@ void tileConvolution(RewriterBase &rewriter, linalg::LinalgOp op,
     if (sizes[d] > 1 && ranges[d] % sizes[d] != 0)
       sizes[d] = 1;
 
-  if (shouldDistribute(op, minParallelCost))
-    if (std::optional<unsigned> dim = pickParallelLoop(op, sizes)) {
-      FailureOr<scf::SCFTileAndFuseResult> tiled = distributeLoop(
-          rewriter, cast<TilingInterface>(op.getOperation()), *dim,
-          sizes[*dim], [](Operation *) { return false; });
-      if (succeeded(tiled)) {
-        if (linalg::LinalgOp inner =
-                findTiled(*tiled, [](linalg::LinalgOp) { return true; }))
-          tileConvolution(rewriter, inner, /*minParallelCost=*/-1);
-        return;
-      }
-    }
-
-  scf::SCFTilingOptions options;
-  options.setTileSizes(asIndexAttrs(rewriter, sizes));
-  rewriter.setInsertionPoint(op);
-  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(op.getOperation()), options);
-  if (failed(tiled))
+  if (distributeAndRetile(rewriter, op, sizes, minParallelCost,
+                          [&](linalg::LinalgOp inner) {
+                            tileConvolution(rewriter, inner, /*minParallelCost=*/-1);
+                          }))
     return;
-  rewriter.replaceOp(op, tiled->replacements);
-  if (tiled->loops.empty())
+  FailureOr<scf::SCFTilingResult> tiled = tileSequentially(rewriter, op, sizes);
+  if (failed(tiled) || tiled->loops.empty())
     return;
   Operation *outermost = tiled->loops.front().getOperation();
 
@@ -551,27 +572,14 @@ void tileGeneric(RewriterBase &rewriter, linalg::LinalgOp op,
   }
   if (llvm::none_of(sizes, [](int64_t s) { return s != 0; }))
     return;
-  if (shouldDistribute(op, minParallelCost))
-    if (std::optional<unsigned> dim = pickParallelLoop(op, sizes)) {
-      FailureOr<scf::SCFTileAndFuseResult> tiled = distributeLoop(
-          rewriter, cast<TilingInterface>(op.getOperation()), *dim,
-          sizes[*dim], [](Operation *) { return false; });
-      if (succeeded(tiled)) {
-        if (linalg::LinalgOp inner =
-                findTiled(*tiled, [](linalg::LinalgOp) { return true; }))
-          tileGeneric(rewriter, inner, /*minParallelCost=*/-1);
-        return;
-      }
-    }
-  scf::SCFTilingOptions options;
-  options.setTileSizes(asIndexAttrs(rewriter, sizes));
-  rewriter.setInsertionPoint(op);
-  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(op.getOperation()), options);
-  if (failed(tiled))
+  if (distributeAndRetile(rewriter, op, sizes, minParallelCost,
+                          [&](linalg::LinalgOp inner) {
+                            tileGeneric(rewriter, inner, /*minParallelCost=*/-1);
+                          }))
     return;
-  rewriter.replaceOp(op, tiled->replacements);
-  peelPartialTiles(rewriter, tiled->loops);
+  FailureOr<scf::SCFTilingResult> tiled = tileSequentially(rewriter, op, sizes);
+  if (succeeded(tiled))
+    peelPartialTiles(rewriter, tiled->loops);
 }
 
 //===----------------------------------------------------------------------===//
