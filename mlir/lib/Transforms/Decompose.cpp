@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "poptorch/Transforms/Passes.h"
 
+#include "poptorch/Dialect/Poptorch/IR/Broadcast.h"
+
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -32,16 +34,6 @@ RankedTensorType tensorType(Value v) {
   return cast<RankedTensorType>(v.getType());
 }
 
-SmallVector<int64_t> broadcastShapes(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
-  size_t rank = std::max(a.size(), b.size());
-  SmallVector<int64_t> out(rank, 1);
-  for (size_t i = 0; i < rank; ++i) {
-    int64_t x = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
-    int64_t y = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
-    out[i] = x == 1 ? y : x;
-  }
-  return out;
-}
 
 /// A 0-d poptorch.constant; elementwise ops broadcast it like a scalar.
 Value scalar(PatternRewriter &b, Location loc, Type elem, double v) {

@@ -6,23 +6,13 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Conversion/PoptorchToLinalg/Patterns.h"
+#include "poptorch/Dialect/Poptorch/IR/Broadcast.h"
 
 using namespace mlir;
 using namespace mlir::poptorch;
 
 namespace {
 
-static SmallVector<int64_t> broadcastShapes(ArrayRef<int64_t> a,
-                                            ArrayRef<int64_t> b) {
-  size_t rank = std::max(a.size(), b.size());
-  SmallVector<int64_t> out(rank, 1);
-  for (size_t i = 0; i < rank; ++i) {
-    int64_t x = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
-    int64_t y = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
-    out[i] = x == 1 ? y : x;
-  }
-  return out;
-}
 
 static int64_t product(ArrayRef<int64_t> shape) {
   int64_t p = 1;

@@ -1,5 +1,6 @@
 //===- PoptorchDialect.cpp - dialect registration, verifiers, folders -----===//
 #include "poptorch/Dialect/Poptorch/IR/PoptorchDialect.h"
+#include "poptorch/Dialect/Poptorch/IR/Broadcast.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -25,16 +26,6 @@ static RankedTensorType rtt(Value v) {
   return cast<RankedTensorType>(v.getType());
 }
 
-/// Numpy-style broadcast of `from` to `to`: trailing-aligned, each dim equal or 1.
-static bool broadcastsTo(ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
-  if (from.size() > to.size())
-    return false;
-  size_t off = to.size() - from.size();
-  for (size_t i = 0; i < from.size(); ++i)
-    if (from[i] != 1 && from[i] != to[off + i])
-      return false;
-  return true;
-}
 
 /// Operands other than bool conditions share one element type; the result
 /// has it too, or is bool for comparisons and logical ops (the op table's
