@@ -5,7 +5,7 @@
 
 VENV      := .venv
 PY        := $(VENV)/bin/python
-APT_PKGS  := libmlir-22-dev mlir-22-tools llvm-22-dev
+APT_PKGS  := libmlir-22-dev mlir-22-tools llvm-22-dev clang-format-22
 PIP_PKGS  := torch==2.13.0 pybind11==3.1.0 scikit-build-core==1.1.2 lit==23.1.5 ninja \
              numpy pytest ruff
 JOBS      ?= 2
@@ -42,8 +42,11 @@ generate: deps
 check-generated: deps
 	$(PY) optable/generate.py --check
 
+CXX_SOURCES = $(shell git ls-files 'csrc/*.cpp' 'csrc/*.h' 'mlir/*.cpp' 'mlir/*.h' | grep -v generated)
+
 lint: deps
 	$(VENV)/bin/ruff check python tests optable benchmarks examples
+	clang-format-22 --dry-run --Werror $(CXX_SOURCES)
 
 test-lit: build
 	$(VENV)/bin/lit -sv mlir/test

@@ -13,8 +13,8 @@
 #include <ATen/EmptyTensor.h>
 #include <ATen/InferSize.h>
 #include <ATen/native/CPUFallback.h>
-#include <ATen/ops/_to_copy_native.h>
 #include <ATen/ops/_reshape_alias_native.h>
+#include <ATen/ops/_to_copy_native.h>
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/view_native.h>
 #include <c10/core/Allocator.h>
@@ -38,12 +38,14 @@ struct IpuAllocator final : c10::Allocator {
     if (n > 0) {
       size_t rounded = (n + kAlignment - 1) / kAlignment * kAlignment;
       p = std::aligned_alloc(kAlignment, rounded);
-      TORCH_CHECK(p, "poptorch: out of host memory allocating ", n, " bytes for an ipu tensor");
+      TORCH_CHECK(p, "poptorch: out of host memory allocating ", n,
+                  " bytes for an ipu tensor");
     }
     return {p, p, &ipuFree, c10::Device(c10::DeviceType::IPU, 0)};
   }
   c10::DeleterFnPtr raw_deleter() const override { return &ipuFree; }
-  void copy_data(void *dest, const void *src, std::size_t count) const override {
+  void copy_data(void *dest, const void *src,
+                 std::size_t count) const override {
     std::memcpy(dest, src, count);
   }
 };
@@ -52,10 +54,13 @@ IpuAllocator gAllocator;
 
 struct IpuGuardImpl final : c10::impl::DeviceGuardImplInterface {
   c10::DeviceType type() const override { return c10::DeviceType::IPU; }
-  c10::Device exchangeDevice(c10::Device) const override { return {c10::DeviceType::IPU, 0}; }
+  c10::Device exchangeDevice(c10::Device) const override {
+    return {c10::DeviceType::IPU, 0};
+  }
   c10::Device getDevice() const override { return {c10::DeviceType::IPU, 0}; }
   void setDevice(c10::Device d) const override {
-    TORCH_CHECK(d.index() <= 0, "poptorch: there is one ipu device (ipu:0); got ", d);
+    TORCH_CHECK(d.index() <= 0,
+                "poptorch: there is one ipu device (ipu:0); got ", d);
   }
   void uncheckedSetDevice(c10::Device) const noexcept override {}
   c10::Stream getStream(c10::Device d) const override {
@@ -76,9 +81,11 @@ at::Tensor hostAlias(const at::Tensor &t) {
                        t.options().device(c10::kCPU));
 }
 
-at::Tensor emptyIpu(c10::IntArrayRef sizes, c10::IntArrayRef strides, at::ScalarType dtype) {
-  return at::detail::empty_strided_generic(sizes, strides, &gAllocator,
-                                           c10::DispatchKeySet(c10::DispatchKey::IPU), dtype);
+at::Tensor emptyIpu(c10::IntArrayRef sizes, c10::IntArrayRef strides,
+                    at::ScalarType dtype) {
+  return at::detail::empty_strided_generic(
+      sizes, strides, &gAllocator, c10::DispatchKeySet(c10::DispatchKey::IPU),
+      dtype);
 }
 
 namespace {
@@ -90,31 +97,36 @@ void checkDevice(std::optional<at::Device> device) {
 
 at::Tensor ipuEmpty(c10::IntArrayRef size, std::optional<at::ScalarType> dtype,
                     std::optional<at::Layout>, std::optional<at::Device> device,
-                    std::optional<bool>, std::optional<at::MemoryFormat> memoryFormat) {
+                    std::optional<bool>,
+                    std::optional<at::MemoryFormat> memoryFormat) {
   checkDevice(device);
-  return at::detail::empty_generic(size, &gAllocator,
-                                   c10::DispatchKeySet(c10::DispatchKey::IPU),
-                                   dtype.value_or(at::get_default_dtype_as_scalartype()),
-                                   memoryFormat);
+  return at::detail::empty_generic(
+      size, &gAllocator, c10::DispatchKeySet(c10::DispatchKey::IPU),
+      dtype.value_or(at::get_default_dtype_as_scalartype()), memoryFormat);
 }
 
 at::Tensor ipuEmptyStrided(c10::IntArrayRef size, c10::IntArrayRef stride,
-                           std::optional<at::ScalarType> dtype, std::optional<at::Layout>,
-                           std::optional<at::Device> device, std::optional<bool>) {
+                           std::optional<at::ScalarType> dtype,
+                           std::optional<at::Layout>,
+                           std::optional<at::Device> device,
+                           std::optional<bool>) {
   checkDevice(device);
-  return emptyIpu(size, stride, dtype.value_or(at::get_default_dtype_as_scalartype()));
+  return emptyIpu(size, stride,
+                  dtype.value_or(at::get_default_dtype_as_scalartype()));
 }
 
 // Every copy that involves an ipu tensor lands here (ipu has the highest
 // backend priority of the two operands).
-at::Tensor &ipuCopy(at::Tensor &self, const at::Tensor &src, bool /*non_blocking*/) {
+at::Tensor &ipuCopy(at::Tensor &self, const at::Tensor &src,
+                    bool /*non_blocking*/) {
   if (Tracer *tracer = Tracer::current())
     return tracer->captureCopy(self, src);
   hostAlias(self).copy_(hostAlias(src));
   return self;
 }
 
-at::Tensor ipuCopyFrom(const at::Tensor &self, const at::Tensor &dst, bool nonBlocking) {
+at::Tensor ipuCopyFrom(const at::Tensor &self, const at::Tensor &dst,
+                       bool nonBlocking) {
   at::Tensor d = dst;
   ipuCopy(d, self, nonBlocking);
   return dst;
@@ -132,7 +144,8 @@ const at::Tensor &ipuResize(const at::Tensor &self, c10::IntArrayRef size,
                             std::optional<at::MemoryFormat>) {
   int64_t numel = c10::multiply_integers(size);
   size_t needed = (numel + self.storage_offset()) * self.element_size();
-  c10::StorageImpl *storage = self.unsafeGetTensorImpl()->storage().unsafeGetStorageImpl();
+  c10::StorageImpl *storage =
+      self.unsafeGetTensorImpl()->storage().unsafeGetStorageImpl();
   if (needed > storage->nbytes()) {
     c10::DataPtr fresh = gAllocator.allocate(needed);
     if (storage->nbytes() > 0)
@@ -146,8 +159,9 @@ const at::Tensor &ipuResize(const at::Tensor &self, c10::IntArrayRef size,
 
 at::Scalar ipuLocalScalarDense(const at::Tensor &self) {
   if (Tracer *tracer = Tracer::current())
-    tracer->checkReadable(self, "aten::_local_scalar_dense (Tensor.item(), bool(), int(), "
-                                "float() or Python control flow on a tensor)");
+    tracer->checkReadable(
+        self, "aten::_local_scalar_dense (Tensor.item(), bool(), int(), "
+              "float() or Python control flow on a tensor)");
   return hostAlias(self).item();
 }
 
@@ -172,8 +186,9 @@ void ipuFallback(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
 at::Tensor ipuView(const at::Tensor &self, c10::IntArrayRef size) {
   if (Tracer *tracer = Tracer::current()) {
     auto sizes = at::infer_size(size, self.numel());
-    if (auto r = tracer->captureView(self, sizes, c10::contiguous_strides(sizes),
-                                     self.storage_offset(), "aten::view"))
+    if (auto r =
+            tracer->captureView(self, sizes, c10::contiguous_strides(sizes),
+                                self.storage_offset(), "aten::view"))
       return *r;
   }
   return at::native::view(self, size);
@@ -188,24 +203,28 @@ at::Tensor ipuReshapeAlias(const at::Tensor &self, c10::IntArrayRef size,
   return at::native::_reshape_alias(self, size, stride);
 }
 
-at::Tensor ipuAsStrided(const at::Tensor &self, c10::IntArrayRef size, c10::IntArrayRef stride,
+at::Tensor ipuAsStrided(const at::Tensor &self, c10::IntArrayRef size,
+                        c10::IntArrayRef stride,
                         std::optional<int64_t> offset) {
   if (Tracer *tracer = Tracer::current())
-    if (auto r = tracer->captureView(self, size, stride, offset.value_or(self.storage_offset()),
+    if (auto r = tracer->captureView(self, size, stride,
+                                     offset.value_or(self.storage_offset()),
                                      "aten::as_strided"))
       return *r;
   return at::native::as_strided_tensorimpl(self, size, stride, offset);
 }
 
 // In-place view ops (squeeze_, unsqueeze_, transpose_, t_) all end here.
-const at::Tensor &ipuAsStridedInplace(const at::Tensor &self, c10::SymIntArrayRef size,
+const at::Tensor &ipuAsStridedInplace(const at::Tensor &self,
+                                      c10::SymIntArrayRef size,
                                       c10::SymIntArrayRef stride,
                                       std::optional<c10::SymInt> offset) {
   if (Tracer *tracer = Tracer::current()) {
     auto sizes = C10_AS_INTARRAYREF_SLOW(size);
     auto strides = C10_AS_INTARRAYREF_SLOW(stride);
     int64_t off = offset ? offset->expect_int() : self.storage_offset();
-    if (tracer->captureViewInplace(self, sizes, strides, off, "aten::as_strided_"))
+    if (tracer->captureViewInplace(self, sizes, strides, off,
+                                   "aten::as_strided_"))
       return self;
   }
   return at::native::as_strided__symint(self, size, stride, std::move(offset));
@@ -227,7 +246,8 @@ constexpr char kDiagonal[] = "aten::diagonal";
 
 // scaled_dot_product_attention asks the backend which fused kernel to use;
 // ours is the math decomposition (matmul, softmax, ...), which we capture.
-void ipuFusedSdpChoice(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
+void ipuFusedSdpChoice(const c10::OperatorHandle &op,
+                       torch::jit::Stack *stack) {
   torch::jit::drop(*stack, op.schema().arguments().size());
   stack->push_back(c10::IValue(int64_t{0})); // sdp::SDPBackend::math
 }
@@ -235,7 +255,8 @@ void ipuFusedSdpChoice(const c10::OperatorHandle &op, torch::jit::Stack *stack) 
 } // namespace
 
 void registerCaptureKernel(torch::Library &m, const char *qualifiedName) {
-  m.impl(qualifiedName, torch::CppFunction::makeFromBoxedFunction<&ipuFallback>());
+  m.impl(qualifiedName,
+         torch::CppFunction::makeFromBoxedFunction<&ipuFallback>());
 }
 
 } // namespace poptorch
@@ -244,7 +265,8 @@ REGISTER_ALLOCATOR(c10::DeviceType::IPU, &poptorch::gAllocator);
 C10_REGISTER_GUARD_IMPL(IPU, poptorch::IpuGuardImpl);
 
 TORCH_LIBRARY_IMPL(_, IPU, m) {
-  m.fallback(torch::CppFunction::makeFromBoxedFunction<&poptorch::ipuFallback>());
+  m.fallback(
+      torch::CppFunction::makeFromBoxedFunction<&poptorch::ipuFallback>());
 }
 
 TORCH_LIBRARY_IMPL(aten, IPU, m) {
@@ -258,18 +280,21 @@ TORCH_LIBRARY_IMPL(aten, IPU, m) {
   m.impl("view", &poptorch::ipuView);
   m.impl("as_strided", &poptorch::ipuAsStrided);
   m.impl("as_strided_", &poptorch::ipuAsStridedInplace);
-  m.impl("select_scatter", torch::CppFunction::makeFromBoxedFunction<
-                               &poptorch::ipuScatter<poptorch::kSelect, poptorch::kInt>>());
-  m.impl("slice_scatter", torch::CppFunction::makeFromBoxedFunction<
-                              &poptorch::ipuScatter<poptorch::kSlice, poptorch::kTensor>>());
+  m.impl("select_scatter",
+         torch::CppFunction::makeFromBoxedFunction<
+             &poptorch::ipuScatter<poptorch::kSelect, poptorch::kInt>>());
+  m.impl("slice_scatter",
+         torch::CppFunction::makeFromBoxedFunction<
+             &poptorch::ipuScatter<poptorch::kSlice, poptorch::kTensor>>());
   m.impl("as_strided_scatter",
          torch::CppFunction::makeFromBoxedFunction<
              &poptorch::ipuScatter<poptorch::kAsStrided, poptorch::kNone>>());
-  m.impl("diagonal_scatter", torch::CppFunction::makeFromBoxedFunction<
-                                 &poptorch::ipuScatter<poptorch::kDiagonal, poptorch::kNone>>());
+  m.impl("diagonal_scatter",
+         torch::CppFunction::makeFromBoxedFunction<
+             &poptorch::ipuScatter<poptorch::kDiagonal, poptorch::kNone>>());
   m.impl("_reshape_alias", &poptorch::ipuReshapeAlias);
-  m.impl("_fused_sdp_choice",
-         torch::CppFunction::makeFromBoxedFunction<&poptorch::ipuFusedSdpChoice>());
+  m.impl("_fused_sdp_choice", torch::CppFunction::makeFromBoxedFunction<
+                                  &poptorch::ipuFusedSdpChoice>());
   for (const char *name : poptorch::capturedOpNames())
     poptorch::registerCaptureKernel(m, name);
 }

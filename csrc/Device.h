@@ -15,7 +15,8 @@ c10::Allocator *ipuAllocator();
 at::Tensor hostAlias(const at::Tensor &t);
 
 /// A new uninitialised ipu tensor.
-at::Tensor emptyIpu(c10::IntArrayRef sizes, c10::IntArrayRef strides, at::ScalarType dtype);
+at::Tensor emptyIpu(c10::IntArrayRef sizes, c10::IntArrayRef strides,
+                    at::ScalarType dtype);
 
 /// Qualified names ("aten::add.Tensor") of every op in the capture table.
 const std::vector<const char *> &capturedOpNames();

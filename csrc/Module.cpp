@@ -13,23 +13,26 @@ namespace {
 
 BufferRef bufferOf(const at::Tensor &t) {
   TORCH_CHECK(t.device().is_cpu() && t.is_contiguous(),
-              "poptorch internal error: program buffers must be contiguous CPU tensors");
+              "poptorch internal error: program buffers must be contiguous CPU "
+              "tensors");
   return BufferRef{t.data_ptr(), t.sizes().vec()};
 }
 
 } // namespace
 
 PYBIND11_MODULE(_C, m) {
-  m.doc() = "poptorch native extension: ipu device, tracer, compiler and runtime";
+  m.doc() =
+      "poptorch native extension: ipu device, tracer, compiler and runtime";
 
-  py::register_exception<poptorch_bridge::CompileError>(m, "CompileError", PyExc_RuntimeError);
+  py::register_exception<poptorch_bridge::CompileError>(m, "CompileError",
+                                                        PyExc_RuntimeError);
 
   py::class_<Tracer>(m, "Tracer")
       .def(py::init<std::vector<std::string>>(), py::arg("source_excludes"))
       .def("activate", &Tracer::activate)
       .def("deactivate", &Tracer::deactivate)
-      .def("add_argument", &Tracer::addArgument, py::arg("tensor"), py::arg("name"),
-           py::arg("role"))
+      .def("add_argument", &Tracer::addArgument, py::arg("tensor"),
+           py::arg("name"), py::arg("role"))
       .def("finish", &Tracer::finish, py::arg("outputs"))
       .def("module_text", &Tracer::moduleText, py::arg("debug_info") = true)
       .def_property_readonly("buffer_update_args", &Tracer::bufferUpdateArgs)
@@ -62,7 +65,8 @@ PYBIND11_MODULE(_C, m) {
            })
       .def_property_readonly("stages", &Program::stages)
       .def_property_readonly("timings", &Program::timings)
-      .def_property_readonly("argument_permutations", &Program::argumentPermutations);
+      .def_property_readonly("argument_permutations",
+                             &Program::argumentPermutations);
 
   m.def("release_all_programs", &poptorch_bridge::releaseAllPrograms);
   m.def("pipeline_stages", &poptorch_bridge::pipelineStages);

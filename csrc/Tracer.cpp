@@ -29,8 +29,21 @@ using namespace poptorch_bridge;
 namespace {
 
 enum class ArgKind {
-  Tensor, OptTensor, TensorList, Scalar, OptScalar, Mask, F64, I64, Bool, Str, Ints, Dim, Dims,
-  Index, ReversedDims
+  Tensor,
+  OptTensor,
+  TensorList,
+  Scalar,
+  OptScalar,
+  Mask,
+  F64,
+  I64,
+  Bool,
+  Str,
+  Ints,
+  Dim,
+  Dims,
+  Index,
+  ReversedDims
 };
 /// How tensor and scalar operands (not masks) are cast before the dialect op:
 /// not at all, to the result dtype, or to their common dtype
@@ -42,18 +55,19 @@ enum class Mode { Functional, Inplace, Out };
 
 struct ArgSpec {
   ArgKind kind;
-  const char *aten;   // aten argument name ("" when not taken from one)
-  const char *name;   // dialect operand / attribute name
-  const char *extra;  // kind-specific detail
+  const char *aten;  // aten argument name ("" when not taken from one)
+  const char *name;  // dialect operand / attribute name
+  const char *extra; // kind-specific detail
 };
 
 struct OpSpec {
   const char *name;
   const char *overload;
   Mode mode;
-  const char *dialectOp;  // "" for identities
+  const char *dialectOp; // "" for identities
   Promote promote;
-  bool boolResult;  // the dialect op yields bool; cast when the written tensor is not
+  bool boolResult; // the dialect op yields bool; cast when the written tensor
+                   // is not
   int results;
   std::vector<ArgSpec> args;
 };
@@ -80,16 +94,26 @@ Tracer *gCurrent = nullptr;
 
 ElemType elemTypeOf(at::ScalarType t, const std::string &opName) {
   switch (t) {
-  case at::kFloat: return ElemType::F32;
-  case at::kDouble: return ElemType::F64;
-  case at::kHalf: return ElemType::F16;
-  case at::kBFloat16: return ElemType::BF16;
-  case at::kBool: return ElemType::Bool;
-  case at::kChar: return ElemType::I8;
-  case at::kByte: return ElemType::U8;
-  case at::kShort: return ElemType::I16;
-  case at::kInt: return ElemType::I32;
-  case at::kLong: return ElemType::I64;
+  case at::kFloat:
+    return ElemType::F32;
+  case at::kDouble:
+    return ElemType::F64;
+  case at::kHalf:
+    return ElemType::F16;
+  case at::kBFloat16:
+    return ElemType::BF16;
+  case at::kBool:
+    return ElemType::Bool;
+  case at::kChar:
+    return ElemType::I8;
+  case at::kByte:
+    return ElemType::U8;
+  case at::kShort:
+    return ElemType::I16;
+  case at::kInt:
+    return ElemType::I32;
+  case at::kLong:
+    return ElemType::I64;
   default:
     throw std::runtime_error("poptorch: " + opName + " uses dtype " +
                              std::string(c10::toString(t)) +
@@ -133,10 +157,12 @@ template <typename Fn> c10::IValue mapTensors(const c10::IValue &v, Fn &&fn) {
       out.push_back(fn(t));
     return out;
   }
-  if (v.isList() && v.toList().elementType()->kind() == c10::TypeKind::OptionalType) {
+  if (v.isList() &&
+      v.toList().elementType()->kind() == c10::TypeKind::OptionalType) {
     c10::List<std::optional<at::Tensor>> out;
     for (const c10::IValue &e : v.toListRef())
-      out.push_back(e.isTensor() ? std::optional<at::Tensor>(fn(e.toTensor())) : std::nullopt);
+      out.push_back(e.isTensor() ? std::optional<at::Tensor>(fn(e.toTensor()))
+                                 : std::nullopt);
     return out;
   }
   if (v.isDevice() && v.toDevice().type() == c10::DeviceType::IPU)
@@ -169,7 +195,8 @@ const std::vector<const char *> &capturedOpNames() {
   return *names;
 }
 
-Tracer::Tracer(std::vector<std::string> sourceExcludes) : excludes(std::move(sourceExcludes)) {}
+Tracer::Tracer(std::vector<std::string> sourceExcludes)
+    : excludes(std::move(sourceExcludes)) {}
 Tracer::~Tracer() {
   if (gCurrent == this)
     gCurrent = nullptr;
@@ -178,8 +205,9 @@ Tracer::~Tracer() {
 Tracer *Tracer::current() { return gCurrent; }
 void Tracer::activate() {
   if (gCurrent && gCurrent != this)
-    throw std::runtime_error("poptorch: another model is already being traced; tracing "
-                             "cannot nest (call compiled models outside the traced one)");
+    throw std::runtime_error(
+        "poptorch: another model is already being traced; tracing "
+        "cannot nest (call compiled models outside the traced one)");
   gCurrent = this;
 }
 void Tracer::deactivate() {
@@ -208,15 +236,17 @@ TracedValue *Tracer::lookup(const at::Tensor &t) {
 bool Tracer::isTraced(const at::Tensor &t) { return lookup(t) != nullptr; }
 
 void Tracer::bindValue(const at::Tensor &t, ValueId v) {
-  values.insert_or_assign(t.unsafeGetTensorImpl(), TracedValue(t)).first->second.value = v;
+  values.insert_or_assign(t.unsafeGetTensorImpl(), TracedValue(t))
+      .first->second.value = v;
 }
 
 void Tracer::bindPoison(const at::Tensor &t, const std::string &reason) {
-  values.insert_or_assign(t.unsafeGetTensorImpl(), TracedValue(t)).first->second.poisonReason =
-      reason;
+  values.insert_or_assign(t.unsafeGetTensorImpl(), TracedValue(t))
+      .first->second.poisonReason = reason;
 }
 
-void Tracer::addArgument(const at::Tensor &t, const std::string &name, const std::string &role) {
+void Tracer::addArgument(const at::Tensor &t, const std::string &name,
+                         const std::string &role) {
   TORCH_CHECK(isIpu(t), "poptorch: arguments must be ipu tensors");
   ValueId v = builder.addArgument(tensorTypeOf(t, name), name, role);
   bindValue(t, v);
@@ -227,7 +257,8 @@ at::Tensor Tracer::constantOf(const at::Tensor &t) {
   return isIpu(t) ? hostAlias(t) : t;
 }
 
-ValueId Tracer::valueOf(const at::Tensor &t, std::optional<at::ScalarType> dtype,
+ValueId Tracer::valueOf(const at::Tensor &t,
+                        std::optional<at::ScalarType> dtype,
                         const std::string &opName) {
   at::ScalarType want = dtype.value_or(t.scalar_type());
   if (TracedValue *e = lookup(t)) {
@@ -237,7 +268,8 @@ ValueId Tracer::valueOf(const at::Tensor &t, std::optional<at::ScalarType> dtype
       return e->value;
     TensorType to = builder.typeOf(e->value);
     to.dtype = elemTypeOf(want, opName);
-    return builder.addOp("poptorch.cast", {{e->value}}, {}, {to}, sourceLocation())[0];
+    return builder.addOp("poptorch.cast", {{e->value}}, {}, {to},
+                         sourceLocation())[0];
   }
   at::Tensor host = constantOf(t).to(want).contiguous();
   return builder.addConstant(tensorTypeOf(host, opName), host.data_ptr());
@@ -281,39 +313,45 @@ std::string Tracer::describe(const SourceLoc &loc) const {
 }
 
 void Tracer::fail(const std::string &opName, const std::string &message) const {
-  throw std::runtime_error("poptorch: " + opName + " at " + describe(sourceLocation()) +
-                           ": " + message);
+  throw std::runtime_error("poptorch: " + opName + " at " +
+                           describe(sourceLocation()) + ": " + message);
 }
 
 void Tracer::checkReadable(const at::Tensor &t, const std::string &what) {
   TracedValue *e = lookup(t);
   if (!e)
     return; // a constant: its data is real
-  throw std::runtime_error(
-      "poptorch: " + what + " at " + describe(sourceLocation()) +
-      " needs the value of a tensor computed by the model, which is not known while "
-      "tracing. Keep data-dependent Python logic and host reads outside the model, "
-      "or express it with tensor ops (e.g. torch.where).");
+  throw std::runtime_error("poptorch: " + what + " at " +
+                           describe(sourceLocation()) +
+                           " needs the value of a tensor computed by the "
+                           "model, which is not known while "
+                           "tracing. Keep data-dependent Python logic and host "
+                           "reads outside the model, "
+                           "or express it with tensor ops (e.g. torch.where).");
 }
 
 //===----------------------------------------------------------------------===//
 // Capture
 //===----------------------------------------------------------------------===//
 
-std::vector<c10::IValue> Tracer::runOnMeta(const c10::OperatorHandle &op,
-                                           const std::vector<c10::IValue> &args) {
+std::vector<c10::IValue>
+Tracer::runOnMeta(const c10::OperatorHandle &op,
+                  const std::vector<c10::IValue> &args) {
   if (op.hasTag(at::Tag::dynamic_output_shape))
-    fail(opDisplayName(op), "its output shape depends on the values of its inputs, which a "
-                            "compiled program cannot have; compute it outside the model "
-                            "(or use a fixed-shape alternative such as torch.where)");
+    fail(opDisplayName(op),
+         "its output shape depends on the values of its inputs, which a "
+         "compiled program cannot have; compute it outside the model "
+         "(or use a fixed-shape alternative such as torch.where)");
   torch::jit::Stack stack;
   for (const c10::IValue &a : args)
     stack.push_back(mapTensors(a, [](const at::Tensor &t) -> at::Tensor {
       // Python scalars stay CPU wrapped numbers (type promotion); other CPU
       // 0-d tensors (masked_fill's `value`) must be on the device, like `self`.
-      if (!t.defined() || (t.device().is_cpu() && t.unsafeGetTensorImpl()->is_wrapped_number()))
+      if (!t.defined() ||
+          (t.device().is_cpu() && t.unsafeGetTensorImpl()->is_wrapped_number()))
         return t;
-      return at::empty_strided(t.sizes(), t.strides(), t.options().device(c10::kMeta));
+      return at::empty_strided(t.sizes(), t.strides(),
+                               t.options().device(c10::kMeta));
     }));
   try {
     op.callBoxed(stack);
@@ -323,7 +361,8 @@ std::vector<c10::IValue> Tracer::runOnMeta(const c10::OperatorHandle &op,
   return stack;
 }
 
-void Tracer::foldOnHost(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
+void Tracer::foldOnHost(const c10::OperatorHandle &op,
+                        torch::jit::Stack *stack) {
   size_t nargs = op.schema().arguments().size();
   std::vector<at::Tensor> ipuInputs;
   for (auto it = stack->end() - nargs; it != stack->end(); ++it) {
@@ -371,29 +410,33 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
   bool random = op.hasTag(at::Tag::nondeterministic_seeded);
   if (std::getenv("POPTORCH_TRACE_OPS"))
     fprintf(stderr, "[poptorch:TRACE] %s %s\n", opName.c_str(),
-            anyTraced ? "captured" : (random ? "random" : "evaluated on the host"));
+            anyTraced ? "captured"
+                      : (random ? "random" : "evaluated on the host"));
   if (!anyTraced && !random)
     return foldOnHost(op, stack);
 
   if (schema.name() == "aten::_to_copy" && args[3].isDevice() &&
       args[3].toDevice().type() != c10::DeviceType::IPU)
-    checkReadable(args[0].toTensor(), "moving a tensor to " + args[3].toDevice().str() +
-                                          " inside the model (Tensor.cpu(), .tolist(), "
-                                          ".numpy() or printing)");
+    checkReadable(args[0].toTensor(),
+                  "moving a tensor to " + args[3].toDevice().str() +
+                      " inside the model (Tensor.cpu(), .tolist(), "
+                      ".numpy() or printing)");
   ++opCount;
   const OpSpec *spec = findSpec(schema.operator_name());
   SourceLoc loc = sourceLocation();
   std::vector<c10::IValue> metaOut = runOnMeta(op, args);
   torch::jit::drop(*stack, nargs);
 
-  auto pushOutputs = [&](const std::vector<ValueId> &ids, const std::string &reason) {
+  auto pushOutputs = [&](const std::vector<ValueId> &ids,
+                         const std::string &reason) {
     auto bindResult = [&](const at::Tensor &t, size_t index) {
       if (index < ids.size())
         bindValue(t, ids[index]);
       else
-        bindPoison(t, !reason.empty() ? reason
-                                      : "output " + std::to_string(index) + " of " + opName +
-                                            " is not computed by poptorch");
+        bindPoison(t, !reason.empty()
+                          ? reason
+                          : "output " + std::to_string(index) + " of " +
+                                opName + " is not computed by poptorch");
     };
     // The arguments the op writes (self of in-place ops, out= arguments), by
     // the schema, so that unsupported ops poison them too: the j-th takes the
@@ -401,7 +444,8 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
     std::vector<size_t> writtenArgs;
     for (size_t i = 0; i < nargs; ++i) {
       const c10::AliasInfo *alias = schema.arguments()[i].alias_info();
-      if (alias && alias->isWrite() && args[i].isTensor() && args[i].toTensor().defined())
+      if (alias && alias->isWrite() && args[i].isTensor() &&
+          args[i].toTensor().defined())
         writtenArgs.push_back(i);
     }
     auto writtenArgOfReturn = [&](size_t r) -> std::optional<size_t> {
@@ -456,11 +500,13 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
   auto argIndex = [&](const char *name) -> int {
     auto idx = schema.argumentIndexWithName(name);
     if (!idx)
-      throw std::runtime_error("poptorch internal error: no argument " + std::string(name) +
-                               " in " + opName);
+      throw std::runtime_error("poptorch internal error: no argument " +
+                               std::string(name) + " in " + opName);
     return static_cast<int>(*idx);
   };
-  auto argOf = [&](const char *name) -> const c10::IValue & { return args[argIndex(name)]; };
+  auto argOf = [&](const char *name) -> const c10::IValue & {
+    return args[argIndex(name)];
+  };
 
   std::optional<at::ScalarType> operandDtype;
   const at::Tensor &firstOut = metaOut.at(0).toTensor();
@@ -477,19 +523,22 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
       if (!*a.aten)
         continue;
       const c10::IValue &iv = argOf(a.aten);
-      if ((a.kind == ArgKind::Tensor || a.kind == ArgKind::OptTensor) && iv.isTensor())
+      if ((a.kind == ArgKind::Tensor || a.kind == ArgKind::OptTensor) &&
+          iv.isTensor())
         update(iv.toTensor());
       else if (a.kind == ArgKind::TensorList)
         for (const at::Tensor &t : iv.toTensorList().vec())
           update(t);
-      else if ((a.kind == ArgKind::Scalar || a.kind == ArgKind::OptScalar) && iv.isScalar())
+      else if ((a.kind == ArgKind::Scalar || a.kind == ArgKind::OptScalar) &&
+               iv.isScalar())
         state = at::native::update_result_type_state(iv.toScalar(), state);
     }
     operandDtype = at::native::result_type(state);
   }
   auto scalarOperand = [&](const c10::Scalar &v) {
-    at::Tensor s = at::scalar_tensor(
-        v, at::TensorOptions().dtype(operandDtype.value_or(firstOut.scalar_type())));
+    at::Tensor s =
+        at::scalar_tensor(v, at::TensorOptions().dtype(operandDtype.value_or(
+                                 firstOut.scalar_type())));
     return builder.addConstant(tensorTypeOf(s, opName), s.data_ptr());
   };
 
@@ -522,7 +571,9 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
 
   std::vector<std::vector<ValueId>> operands;
   std::vector<std::pair<std::string, AttrValue>> attrs;
-  auto addAttr = [&](const char *name, AttrValue v) { attrs.emplace_back(name, std::move(v)); };
+  auto addAttr = [&](const char *name, AttrValue v) {
+    attrs.emplace_back(name, std::move(v));
+  };
   for (const ArgSpec &a : spec->args) {
     const c10::IValue *iv = *a.aten ? &argOf(a.aten) : nullptr;
     AttrValue attr;
@@ -635,17 +686,21 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
   try {
     ids = builder.addOp(spec->dialectOp, operands, attrs, resultTypes, loc);
     if (castTo)
-      ids[0] = builder.addOp("poptorch.cast", {{ids[0]}}, {}, {*castTo}, loc)[0];
+      ids[0] =
+          builder.addOp("poptorch.cast", {{ids[0]}}, {}, {*castTo}, loc)[0];
   } catch (const CompileError &e) {
-    fail(opName, std::string("cannot be captured as ") + spec->dialectOp + ": " + e.what());
+    fail(opName, std::string("cannot be captured as ") + spec->dialectOp +
+                     ": " + e.what());
   }
   pushOutputs(ids, "");
 }
 
 at::Tensor &Tracer::captureCopy(at::Tensor &self, const at::Tensor &src) {
   if (!isIpu(self)) {
-    checkReadable(src, "copying a tensor to the host (Tensor.cpu(), .numpy(), .tolist() or "
-                       "printing)");
+    checkReadable(
+        src,
+        "copying a tensor to the host (Tensor.cpu(), .numpy(), .tolist() or "
+        "printing)");
     self.copy_(hostAlias(src));
     return self;
   }
@@ -665,8 +720,9 @@ at::Tensor &Tracer::captureCopy(at::Tensor &self, const at::Tensor &src) {
   if (dst && dst->value >= 0) {
     auto it = argIndexOfValue.find(dst->value);
     if (it != argIndexOfValue.end()) {
-      // Writing into a model argument (a buffer update after functionalization):
-      // the argument's identity is kept, the new value becomes a result.
+      // Writing into a model argument (a buffer update after
+      // functionalization): the argument's identity is kept, the new value
+      // becomes a result.
       int64_t arg = it->second;
       bufferUpdates[arg] = v;
       bindValue(self, v);
@@ -726,22 +782,25 @@ AttrValue i64Attr(int64_t value) {
 
 } // namespace
 
-ViewMap Tracer::mapView(const at::Tensor &self, c10::IntArrayRef sizes, c10::IntArrayRef strides,
-                        int64_t offset, const char *opName) const {
+ViewMap Tracer::mapView(const at::Tensor &self, c10::IntArrayRef sizes,
+                        c10::IntArrayRef strides, int64_t offset,
+                        const char *opName) const {
   auto unsupportedView = [&](const std::string &why) {
-    fail(opName, "a strided view of a traced tensor (sizes " + c10::str(sizes) + ", strides " +
-                     c10::str(strides) + ") " + why +
+    fail(opName, "a strided view of a traced tensor (sizes " + c10::str(sizes) +
+                     ", strides " + c10::str(strides) + ") " + why +
                      "; use reshape, permute, slicing or expand instead");
   };
   ViewMap map;
   map.sizes = sizes.vec();
   const int64_t n = self.dim();
   map.order = iota(n);
-  std::stable_sort(map.order.begin(), map.order.end(), [&](int64_t a, int64_t b) {
-    if (self.size(a) == 1 || self.size(b) == 1)
-      return false; // unit dims have no meaningful stride: keep them in place
-    return self.stride(a) > self.stride(b);
-  });
+  std::stable_sort(map.order.begin(), map.order.end(),
+                   [&](int64_t a, int64_t b) {
+                     if (self.size(a) == 1 || self.size(b) == 1)
+                       return false; // unit dims have no meaningful stride:
+                                     // keep them in place
+                     return self.stride(a) > self.stride(b);
+                   });
   for (int64_t d : map.order)
     map.S.push_back(self.size(d));
   const std::vector<int64_t> &S = map.S;
@@ -775,7 +834,8 @@ ViewMap Tracer::mapView(const at::Tensor &self, c10::IntArrayRef sizes, c10::Int
       map.start[k] = rem / C[k];
       rem -= map.start[k] * C[k];
       if (map.start[k] >= S[k])
-        unsupportedView("that starts past the end of dim " + std::to_string(map.order[k]));
+        unsupportedView("that starts past the end of dim " +
+                        std::to_string(map.order[k]));
     }
   if (rem != 0)
     unsupportedView("with an unaligned offset");
@@ -825,7 +885,8 @@ ValueId Tracer::emit(const char *op, ValueId in, std::vector<int64_t> shape,
   return builder.addOp(op, {{in}}, attrs, {to}, loc)[0];
 }
 
-ValueId Tracer::emitPermute(ValueId in, const std::vector<int64_t> &dims, const SourceLoc &loc) {
+ValueId Tracer::emitPermute(ValueId in, const std::vector<int64_t> &dims,
+                            const SourceLoc &loc) {
   if (dims == iota(static_cast<int64_t>(dims.size())))
     return in;
   std::vector<int64_t> shape, from = builder.typeOf(in).shape;
@@ -834,17 +895,21 @@ ValueId Tracer::emitPermute(ValueId in, const std::vector<int64_t> &dims, const 
   return emit("poptorch.permute", in, shape, {{"dims", intsAttr(dims)}}, loc);
 }
 
-ValueId Tracer::emitSlice(ValueId in, int64_t dim, int64_t start, int64_t step, int64_t len,
-                          const SourceLoc &loc) {
+ValueId Tracer::emitSlice(ValueId in, int64_t dim, int64_t start, int64_t step,
+                          int64_t len, const SourceLoc &loc) {
   std::vector<int64_t> shape = builder.typeOf(in).shape;
   if (start == 0 && step == 1 && len == shape[dim])
     return in;
   shape[dim] = len;
   return emit("poptorch.slice", in, shape,
-              {{"dim", i64Attr(dim)}, {"start", i64Attr(start)}, {"step", i64Attr(step)}}, loc);
+              {{"dim", i64Attr(dim)},
+               {"start", i64Attr(start)},
+               {"step", i64Attr(step)}},
+              loc);
 }
 
-ValueId Tracer::readView(const ViewMap &map, ValueId base, const SourceLoc &loc) {
+ValueId Tracer::readView(const ViewMap &map, ValueId base,
+                         const SourceLoc &loc) {
   ValueId v = emitPermute(base, map.order, loc);
   if (map.reshapeOnly)
     return emit("poptorch.reshape", v, map.sizes, {}, loc);
@@ -855,10 +920,11 @@ ValueId Tracer::readView(const ViewMap &map, ValueId base, const SourceLoc &loc)
   return emit("poptorch.expand", v, map.sizes, {}, loc);
 }
 
-ValueId Tracer::writeView(const ViewMap &map, ValueId base, ValueId value, const char *opName,
-                          const SourceLoc &loc) {
+ValueId Tracer::writeView(const ViewMap &map, ValueId base, ValueId value,
+                          const char *opName, const SourceLoc &loc) {
   if (map.broadcast)
-    fail(opName, "writes into a broadcast (expanded) view, which is not supported");
+    fail(opName,
+         "writes into a broadcast (expanded) view, which is not supported");
   ValueId q = emitPermute(base, map.order, loc);
   if (map.reshapeOnly)
     return emitPermute(emit("poptorch.reshape", value, map.S, {}, loc),
@@ -868,7 +934,8 @@ ValueId Tracer::writeView(const ViewMap &map, ValueId base, ValueId value, const
   // Insert w into q one dim of Q at a time: along dim k, the region of q at
   // start + i * step (i < len) is replaced by the result of inserting w into
   // that region along the remaining dims.
-  std::function<ValueId(ValueId, size_t)> insert = [&](ValueId into, size_t k) -> ValueId {
+  std::function<ValueId(ValueId, size_t)> insert = [&](ValueId into,
+                                                       size_t k) -> ValueId {
     if (k == map.S.size())
       return w;
     int64_t size = builder.typeOf(into).shape[k];
@@ -886,21 +953,24 @@ ValueId Tracer::writeView(const ViewMap &map, ValueId base, ValueId value, const
       for (int64_t i = 0; i < len; ++i) {
         pieces.push_back(emitSlice(middle, k, i, 1, 1, loc));
         if (i + 1 < len)
-          pieces.push_back(emitSlice(into, k, start + i * step + 1, 1, step - 1, loc));
+          pieces.push_back(
+              emitSlice(into, k, start + i * step + 1, 1, step - 1, loc));
       }
     }
     int64_t end = start + (len - 1) * step + 1;
     if (end < size)
       pieces.push_back(emitSlice(into, k, end, 1, size - end, loc));
     TensorType to = builder.typeOf(into);
-    return builder.addOp("poptorch.cat", {pieces}, {{"dim", i64Attr(k)}}, {to}, loc)[0];
+    return builder.addOp("poptorch.cat", {pieces}, {{"dim", i64Attr(k)}}, {to},
+                         loc)[0];
   };
   return emitPermute(insert(q, 0), inversePermutation(map.order), loc);
 }
 
-std::optional<ValueId> Tracer::viewValue(const at::Tensor &self, c10::IntArrayRef sizes,
-                                         c10::IntArrayRef strides, int64_t offset,
-                                         const char *opName) {
+std::optional<ValueId> Tracer::viewValue(const at::Tensor &self,
+                                         c10::IntArrayRef sizes,
+                                         c10::IntArrayRef strides,
+                                         int64_t offset, const char *opName) {
   if (!isTraced(self))
     return std::nullopt;
   ++opCount;
@@ -909,7 +979,8 @@ std::optional<ValueId> Tracer::viewValue(const at::Tensor &self, c10::IntArrayRe
 }
 
 void Tracer::captureScatter(const c10::OperatorHandle &op, const char *viewOp,
-                            const char *viewOverload, torch::jit::Stack *stack) {
+                            const char *viewOverload,
+                            torch::jit::Stack *stack) {
   const c10::FunctionSchema &schema = op.schema();
   const std::string opName = opDisplayName(op);
   size_t nargs = schema.arguments().size();
@@ -924,13 +995,17 @@ void Tracer::captureScatter(const c10::OperatorHandle &op, const char *viewOp,
                                       self.options().device(c10::kMeta));
   torch::jit::Stack viewStack{meta};
   viewStack.insert(viewStack.end(), args.begin() + 2, args.end());
-  c10::Dispatcher::singleton().findSchemaOrThrow(viewOp, viewOverload).callBoxed(viewStack);
+  c10::Dispatcher::singleton()
+      .findSchemaOrThrow(viewOp, viewOverload)
+      .callBoxed(viewStack);
   const at::Tensor view = viewStack.at(0).toTensor();
   SourceLoc loc = sourceLocation();
-  ViewMap map = mapView(self, view.sizes(), view.strides(),
-                        self.storage_offset() + view.storage_offset(), opName.c_str());
-  ValueId result = writeView(map, valueOf(self, std::nullopt, opName),
-                             valueOf(src, self.scalar_type(), opName), opName.c_str(), loc);
+  ViewMap map =
+      mapView(self, view.sizes(), view.strides(),
+              self.storage_offset() + view.storage_offset(), opName.c_str());
+  ValueId result =
+      writeView(map, valueOf(self, std::nullopt, opName),
+                valueOf(src, self.scalar_type(), opName), opName.c_str(), loc);
   torch::jit::drop(*stack, nargs);
   at::Tensor out = emptyIpu(self.sizes(), c10::contiguous_strides(self.sizes()),
                             self.scalar_type());
@@ -938,13 +1013,16 @@ void Tracer::captureScatter(const c10::OperatorHandle &op, const char *viewOp,
   stack->push_back(out);
 }
 
-std::optional<at::Tensor> Tracer::captureView(const at::Tensor &self, c10::IntArrayRef sizes,
-                                              c10::IntArrayRef strides, int64_t offset,
+std::optional<at::Tensor> Tracer::captureView(const at::Tensor &self,
+                                              c10::IntArrayRef sizes,
+                                              c10::IntArrayRef strides,
+                                              int64_t offset,
                                               const char *opName) {
   std::optional<ValueId> v = viewValue(self, sizes, strides, offset, opName);
   if (!v)
     return std::nullopt;
-  at::Tensor out = emptyIpu(sizes, c10::contiguous_strides(sizes), self.scalar_type());
+  at::Tensor out =
+      emptyIpu(sizes, c10::contiguous_strides(sizes), self.scalar_type());
   bindValue(out, *v);
   return out;
 }
@@ -967,7 +1045,8 @@ Tracer::finish(const std::vector<at::Tensor> &outputs) {
   if (!unsupported.empty()) {
     std::ostringstream os;
     os << "poptorch: the model uses " << unsupported.size()
-       << " unsupported operation" << (unsupported.size() > 1 ? "s" : "") << ":\n";
+       << " unsupported operation" << (unsupported.size() > 1 ? "s" : "")
+       << ":\n";
     for (const std::string &key : unsupportedOrder) {
       const UnsupportedOp &u = unsupported[key];
       os << "  " << u.schema << " at " << u.location;
@@ -975,7 +1054,8 @@ Tracer::finish(const std::vector<at::Tensor> &outputs) {
         os << " (" << u.count << " times)";
       os << "\n";
     }
-    os << "See docs/ops.md for the supported ops. Replace these ops in the model, compute "
+    os << "See docs/ops.md for the supported ops. Replace these ops in the "
+          "model, compute "
           "them outside it, or add them to the op table (docs/developer.md).";
     throw std::runtime_error(os.str());
   }
@@ -997,10 +1077,12 @@ Tracer::finish(const std::vector<at::Tensor> &outputs) {
   std::vector<int64_t> resultOfOutput;
   for (ValueId v : values) {
     auto u = updateIndex.find(v);
-    resultOfOutput.push_back(u != updateIndex.end() ? static_cast<int64_t>(outs.size()) + u->second
-                                                    : outIndex.at(v));
+    resultOfOutput.push_back(u != updateIndex.end()
+                                 ? static_cast<int64_t>(outs.size()) + u->second
+                                 : outIndex.at(v));
   }
-  std::vector<std::pair<int64_t, ValueId>> updates(bufferUpdates.begin(), bufferUpdates.end());
+  std::vector<std::pair<int64_t, ValueId>> updates(bufferUpdates.begin(),
+                                                   bufferUpdates.end());
   for (auto &[arg, v] : updates)
     updateArgs.push_back(arg);
   try {

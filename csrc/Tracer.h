@@ -25,8 +25,8 @@ struct ViewMap;
 struct TracedValue {
   explicit TracedValue(const at::Tensor &t) : owner(t.getIntrusivePtr()) {}
   c10::weak_intrusive_ptr<c10::TensorImpl> owner;
-  ValueId value = -1;        // a traced value, or
-  std::string poisonReason;  // produced by an unsupported op
+  ValueId value = -1;       // a traced value, or
+  std::string poisonReason; // produced by an unsupported op
 };
 
 struct UnsupportedOp {
@@ -47,14 +47,18 @@ public:
   void deactivate();
 
   /// Registers an ipu tensor as a function argument.
-  void addArgument(const at::Tensor &t, const std::string &name, const std::string &role);
+  void addArgument(const at::Tensor &t, const std::string &name,
+                   const std::string &role);
   /// Ends tracing: `outputs` become the results. Throws if any op was
   /// unsupported (listing all of them) or an output cannot be produced.
   /// Returns the number of results before the mutated arguments' new values
   /// and, for each output, the index of the function result holding it
   /// (results are distinct values, so outputs may share one).
-  std::pair<int64_t, std::vector<int64_t>> finish(const std::vector<at::Tensor> &outputs);
-  std::string moduleText(bool debugInfo) const { return builder.print(debugInfo); }
+  std::pair<int64_t, std::vector<int64_t>>
+  finish(const std::vector<at::Tensor> &outputs);
+  std::string moduleText(bool debugInfo) const {
+    return builder.print(debugInfo);
+  }
   /// For each result after the user outputs: the argument it writes back.
   const std::vector<int64_t> &bufferUpdateArgs() const { return updateArgs; }
   size_t numOps() const { return opCount; }
@@ -70,34 +74,40 @@ public:
   /// A view of a traced tensor that reached the backend without
   /// functionalization (inside a composite op's decomposition): captured as
   /// the equivalent reshape or permute. Returns nullopt for untraced tensors.
-  std::optional<at::Tensor> captureView(const at::Tensor &self, c10::IntArrayRef sizes,
-                                        c10::IntArrayRef strides, int64_t offset,
-                                        const char *opName);
+  std::optional<at::Tensor> captureView(const at::Tensor &self,
+                                        c10::IntArrayRef sizes,
+                                        c10::IntArrayRef strides,
+                                        int64_t offset, const char *opName);
   /// The in-place form (as_strided_, which squeeze_, unsqueeze_, transpose_
   /// and t_ use): `self` takes the view's value. Returns false for untraced
   /// tensors.
   bool captureViewInplace(const at::Tensor &self, c10::IntArrayRef sizes,
-                          c10::IntArrayRef strides, int64_t offset, const char *opName);
+                          c10::IntArrayRef strides, int64_t offset,
+                          const char *opName);
 
 private:
   TracedValue *lookup(const at::Tensor &t);
-  std::optional<ValueId> viewValue(const at::Tensor &self, c10::IntArrayRef sizes,
+  std::optional<ValueId> viewValue(const at::Tensor &self,
+                                   c10::IntArrayRef sizes,
                                    c10::IntArrayRef strides, int64_t offset,
                                    const char *opName);
-  ViewMap mapView(const at::Tensor &self, c10::IntArrayRef sizes, c10::IntArrayRef strides,
-                  int64_t offset, const char *opName) const;
+  ViewMap mapView(const at::Tensor &self, c10::IntArrayRef sizes,
+                  c10::IntArrayRef strides, int64_t offset,
+                  const char *opName) const;
   /// The view's value, read from the base's value.
-  ValueId readView(const ViewMap &map, ValueId base, const poptorch_bridge::SourceLoc &loc);
+  ValueId readView(const ViewMap &map, ValueId base,
+                   const poptorch_bridge::SourceLoc &loc);
   /// The base's value after writing `value` into the view.
-  ValueId writeView(const ViewMap &map, ValueId base, ValueId value, const char *opName,
-                    const poptorch_bridge::SourceLoc &loc);
-  ValueId emit(const char *op, ValueId in, std::vector<int64_t> shape,
-               std::vector<std::pair<std::string, poptorch_bridge::AttrValue>> attrs,
-               const poptorch_bridge::SourceLoc &loc);
+  ValueId writeView(const ViewMap &map, ValueId base, ValueId value,
+                    const char *opName, const poptorch_bridge::SourceLoc &loc);
+  ValueId
+  emit(const char *op, ValueId in, std::vector<int64_t> shape,
+       std::vector<std::pair<std::string, poptorch_bridge::AttrValue>> attrs,
+       const poptorch_bridge::SourceLoc &loc);
   ValueId emitPermute(ValueId in, const std::vector<int64_t> &dims,
                       const poptorch_bridge::SourceLoc &loc);
-  ValueId emitSlice(ValueId in, int64_t dim, int64_t start, int64_t step, int64_t len,
-                    const poptorch_bridge::SourceLoc &loc);
+  ValueId emitSlice(ValueId in, int64_t dim, int64_t start, int64_t step,
+                    int64_t len, const poptorch_bridge::SourceLoc &loc);
   bool isTraced(const at::Tensor &t);
   void bindValue(const at::Tensor &t, ValueId v);
   void bindPoison(const at::Tensor &t, const std::string &reason);
@@ -108,7 +118,8 @@ private:
   at::Tensor constantOf(const at::Tensor &t);
   poptorch_bridge::SourceLoc sourceLocation() const;
   std::string describe(const poptorch_bridge::SourceLoc &loc) const;
-  [[noreturn]] void fail(const std::string &opName, const std::string &message) const;
+  [[noreturn]] void fail(const std::string &opName,
+                         const std::string &message) const;
 
   void foldOnHost(const c10::OperatorHandle &op, torch::jit::Stack *stack);
   std::vector<c10::IValue> runOnMeta(const c10::OperatorHandle &op,
@@ -119,7 +130,7 @@ private:
   std::vector<std::string> excludes;
   std::map<std::string, UnsupportedOp> unsupported;
   std::vector<std::string> unsupportedOrder;
-  std::map<int64_t, ValueId> bufferUpdates;  // arg index -> new value
+  std::map<int64_t, ValueId> bufferUpdates; // arg index -> new value
   std::unordered_map<ValueId, int64_t> argIndexOfValue;
   std::vector<int64_t> updateArgs;
   int64_t numArgs = 0;

@@ -17,7 +17,18 @@
 
 namespace poptorch_bridge {
 
-enum class ElemType : uint8_t { F32, F64, F16, BF16, Bool, I8, U8, I16, I32, I64 };
+enum class ElemType : uint8_t {
+  F32,
+  F64,
+  F16,
+  BF16,
+  Bool,
+  I8,
+  U8,
+  I16,
+  I32,
+  I64
+};
 
 size_t elemSize(ElemType t);
 const char *elemName(ElemType t);
@@ -98,7 +109,7 @@ struct BufferRef {
 };
 
 struct CompileOptions {
-  std::string dumpDir;          // empty: no dumps
+  std::string dumpDir; // empty: no dumps
   bool printStageTimings = false;
 };
 
@@ -114,12 +125,15 @@ public:
   virtual void run(const std::vector<BufferRef> &inputs,
                    const std::vector<BufferRef> &outputs) = 0;
   /// Stage name and module text after it, in pipeline order ("captured" first).
-  virtual const std::vector<std::pair<std::string, std::string>> &stages() const = 0;
+  virtual const std::vector<std::pair<std::string, std::string>> &
+  stages() const = 0;
   /// Seconds spent per stage, including "jit".
-  virtual const std::vector<std::pair<std::string, double>> &timings() const = 0;
+  virtual const std::vector<std::pair<std::string, double>> &
+  timings() const = 0;
   /// For each argument of @main: the permutation the program expects the
   /// caller to have applied to it (poptorch-prepack-parameters), or empty.
-  virtual const std::vector<std::vector<int64_t>> &argumentPermutations() const = 0;
+  virtual const std::vector<std::vector<int64_t>> &
+  argumentPermutations() const = 0;
 };
 
 /// Releases every live JIT engine; called at interpreter exit so that no

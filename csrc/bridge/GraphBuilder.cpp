@@ -41,8 +41,9 @@ size_t elemSize(ElemType t) {
 }
 
 const char *elemName(ElemType t) {
-  static const char *names[] = {"float32", "float64", "float16", "bfloat16", "bool",
-                                "int8",    "uint8",   "int16",   "int32",    "int64"};
+  static const char *names[] = {"float32", "float64", "float16", "bfloat16",
+                                "bool",    "int8",    "uint8",   "int16",
+                                "int32",   "int64"};
   return names[static_cast<int>(t)];
 }
 
@@ -107,14 +108,15 @@ struct GraphBuilder::Impl {
 
   Impl() {
     ctx.loadDialect<func::FuncDialect, poptorch::PoptorchDialect>();
-    handler = std::make_unique<ScopedDiagnosticHandler>(&ctx, [this](Diagnostic &d) {
-      if (!diagnostics.empty())
-        diagnostics += "\n";
-      diagnostics += d.str();
-      for (auto &note : d.getNotes())
-        diagnostics += "\n  note: " + note.str();
-      return success();
-    });
+    handler =
+        std::make_unique<ScopedDiagnosticHandler>(&ctx, [this](Diagnostic &d) {
+          if (!diagnostics.empty())
+            diagnostics += "\n";
+          diagnostics += d.str();
+          for (auto &note : d.getNotes())
+            diagnostics += "\n  note: " + note.str();
+          return success();
+        });
     OpBuilder b(&ctx);
     module = ModuleOp::create(UnknownLoc::get(&ctx));
     b.setInsertionPointToEnd(module->getBody());
@@ -166,7 +168,8 @@ struct GraphBuilder::Impl {
 GraphBuilder::GraphBuilder() : impl(std::make_unique<Impl>()) {}
 GraphBuilder::~GraphBuilder() = default;
 
-ValueId GraphBuilder::addArgument(const TensorType &type, const std::string &name,
+ValueId GraphBuilder::addArgument(const TensorType &type,
+                                  const std::string &name,
                                   const std::string &role) {
   Builder b(&impl->ctx);
   Value arg = impl->body->addArgument(impl->tensorType(type),
@@ -249,12 +252,14 @@ GraphBuilder::addOp(const std::string &opName,
 
 TensorType GraphBuilder::typeOf(ValueId v) const {
   auto ty = cast<RankedTensorType>(impl->get(v).getType());
-  return TensorType{std::vector<int64_t>(ty.getShape().begin(), ty.getShape().end()),
-                    fromMlir(ty.getElementType())};
+  return TensorType{
+      std::vector<int64_t>(ty.getShape().begin(), ty.getShape().end()),
+      fromMlir(ty.getElementType())};
 }
 
-void GraphBuilder::finish(const std::vector<ValueId> &outputs,
-                          const std::vector<std::pair<int64_t, ValueId>> &bufferUpdates) {
+void GraphBuilder::finish(
+    const std::vector<ValueId> &outputs,
+    const std::vector<std::pair<int64_t, ValueId>> &bufferUpdates) {
   OpBuilder b(&impl->ctx);
   b.setInsertionPointToEnd(impl->body);
   SmallVector<Value> results;

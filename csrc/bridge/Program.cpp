@@ -14,9 +14,9 @@
 //===----------------------------------------------------------------------===//
 #include "Bridge.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -131,7 +131,8 @@ public:
 
     auto clock = std::chrono::steady_clock::now;
     auto t0 = clock();
-    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(moduleText, &ctx);
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(moduleText, &ctx);
     if (!module)
       throw CompileError("cannot parse the captured module:\n" + diags);
     stageTexts.emplace_back("captured", moduleText);
@@ -147,14 +148,16 @@ public:
       // Stage texts are `builtin.module(<passes>)`: add <passes> to pm.
       llvm::StringRef body(text);
       if (!body.consume_front("builtin.module(") || !body.consume_back(")"))
-        throw CompileError("stage " + name + " is not a builtin.module pipeline");
+        throw CompileError("stage " + name +
+                           " is not a builtin.module pipeline");
       if (failed(parsePassPipeline(body, pm, es)))
         throw CompileError("invalid pipeline for stage " + name + ": " + err);
       diags.clear();
       if (failed(pm.run(*module)))
         throw CompileError("stage `" + name + "` failed:\n" + diags +
                            "\nreplay with: poptorch-opt <previous stage>.mlir "
-                           "--pass-pipeline='" + text + "'");
+                           "--pass-pipeline='" +
+                           text + "'");
       std::string after = toText(module->getOperation());
       stageTimes.emplace_back(name, seconds(clock() - ts));
       dump(options, index++, name, after);
@@ -206,8 +209,10 @@ public:
   void run(const std::vector<BufferRef> &inputs,
            const std::vector<BufferRef> &outputs) override {
     if (!engine)
-      throw CompileError("the program was released (interpreter exit or destroy())");
-    // One memref descriptor per argument: {alloc, aligned, offset, sizes, strides}.
+      throw CompileError(
+          "the program was released (interpreter exit or destroy())");
+    // One memref descriptor per argument: {alloc, aligned, offset, sizes,
+    // strides}.
     std::vector<std::vector<int64_t>> descs;
     descs.reserve(inputs.size() + outputs.size());
     auto addDesc = [&](const BufferRef &b) {
@@ -236,13 +241,16 @@ public:
     }
     llvm::Error err = engine->invokePacked("_mlir_ciface_main", args);
     if (err)
-      throw CompileError("cannot run the program: " + llvm::toString(std::move(err)));
+      throw CompileError("cannot run the program: " +
+                         llvm::toString(std::move(err)));
   }
 
-  const std::vector<std::pair<std::string, std::string>> &stages() const override {
+  const std::vector<std::pair<std::string, std::string>> &
+  stages() const override {
     return stageTexts;
   }
-  const std::vector<std::vector<int64_t>> &argumentPermutations() const override {
+  const std::vector<std::vector<int64_t>> &
+  argumentPermutations() const override {
     return permutations;
   }
   const std::vector<std::pair<std::string, double>> &timings() const override {
@@ -282,8 +290,10 @@ private:
       return;
     permutations.assign(main.getNumArguments(), {});
     for (unsigned i = 0; i < main.getNumArguments(); ++i)
-      if (auto dims = main.getArgAttrOfType<DenseI64ArrayAttr>(i, "poptorch.permuted"))
-        permutations[i].assign(dims.asArrayRef().begin(), dims.asArrayRef().end());
+      if (auto dims =
+              main.getArgAttrOfType<DenseI64ArrayAttr>(i, "poptorch.permuted"))
+        permutations[i].assign(dims.asArrayRef().begin(),
+                               dims.asArrayRef().end());
   }
 };
 

@@ -68,16 +68,19 @@ std::string parallelLoopsToAsync() {
 std::vector<std::pair<std::string, std::string>>
 mlir::poptorch::getCompilePipelineStages() {
   return {
-      {"decompose", "builtin.module(func.func(poptorch-decompose, canonicalize, cse, "
-                    "poptorch-prepack-parameters))"},
-      {"to-linalg", "builtin.module(convert-poptorch-to-linalg, canonicalize, cse, "
-                    "func.func(poptorch-fuse-elementwise), canonicalize, cse)"},
+      {"decompose",
+       "builtin.module(func.func(poptorch-decompose, canonicalize, cse, "
+       "poptorch-prepack-parameters))"},
+      {"to-linalg",
+       "builtin.module(convert-poptorch-to-linalg, canonicalize, cse, "
+       "func.func(poptorch-fuse-elementwise), canonicalize, cse)"},
       {"tile-and-vectorize", tileAndVectorizeStage()},
       {"bufferize",
        "builtin.module(func.func(poptorch-distinct-results), "
        "one-shot-bufferize{bufferize-function-boundaries "
        "function-boundary-type-conversion=identity-layout-map}, "
-       "buffer-results-to-out-params{modify-public-functions hoist-static-allocs}, "
+       "buffer-results-to-out-params{modify-public-functions "
+       "hoist-static-allocs}, "
        "canonicalize, buffer-deallocation-pipeline, canonicalize)"},
       {"to-llvm",
        "builtin.module(poptorch-approximate-math, "
@@ -85,11 +88,13 @@ mlir::poptorch::getCompilePipelineStages() {
        "convert-vector-to-scf{full-unroll=true}), " +
            parallelLoopsToAsync() +
            "lower-affine, convert-scf-to-cf, "
-       "expand-strided-metadata, lower-affine, convert-vector-to-llvm, "
-       "convert-math-to-llvm, convert-math-to-libm, finalize-memref-to-llvm, "
-       "convert-arith-to-llvm, convert-ub-to-llvm, "
-       "convert-cf-to-llvm, "
-       "convert-func-to-llvm, convert-index-to-llvm, reconcile-unrealized-casts)"},
+           "expand-strided-metadata, lower-affine, convert-vector-to-llvm, "
+           "convert-math-to-llvm, convert-math-to-libm, "
+           "finalize-memref-to-llvm, "
+           "convert-arith-to-llvm, convert-ub-to-llvm, "
+           "convert-cf-to-llvm, "
+           "convert-func-to-llvm, convert-index-to-llvm, "
+           "reconcile-unrealized-casts)"},
   };
 }
 
@@ -111,7 +116,8 @@ void mlir::poptorch::registerPoptorchPassesAndPipelines() {
         full, "poptorch compile stage `" + name + "`",
         [inner](OpPassManager &pm) {
           // Stage text is `builtin.module(...)`; parse its body into pm.
-          StringRef body = StringRef(inner).drop_front(strlen("builtin.module("))
+          StringRef body = StringRef(inner)
+                               .drop_front(strlen("builtin.module("))
                                .drop_back();
           if (failed(parsePassPipeline(body, pm)))
             llvm::report_fatal_error("invalid built-in pipeline text");

@@ -34,7 +34,6 @@ RankedTensorType tensorType(Value v) {
   return cast<RankedTensorType>(v.getType());
 }
 
-
 /// A 0-d poptorch.constant; elementwise ops broadcast it like a scalar.
 Value scalar(PatternRewriter &b, Location loc, Type elem, double v) {
   auto ty = RankedTensorType::get({}, elem);
@@ -195,12 +194,11 @@ struct DecomposeLayerNorm : public OpRewritePattern<LayerNormOp> {
     Value x = castTo(rewriter, loc, op.getInput(), ce);
     Value mean = reduceKeep<ReduceMeanOp>(rewriter, loc, x, dims);
     Value d = binary<SubOp>(rewriter, loc, x, mean);
-    Value var = reduceKeep<ReduceMeanOp>(rewriter, loc,
-                                         binary<MulOp>(rewriter, loc, d, d),
-                                         dims);
+    Value var = reduceKeep<ReduceMeanOp>(
+        rewriter, loc, binary<MulOp>(rewriter, loc, d, d), dims);
     Value eps = scalar(rewriter, loc, ce, op.getEps().convertToDouble());
-    Value rstd = unary<RsqrtOp>(rewriter, loc,
-                                binary<AddOp>(rewriter, loc, var, eps));
+    Value rstd =
+        unary<RsqrtOp>(rewriter, loc, binary<AddOp>(rewriter, loc, var, eps));
     Value y = binary<MulOp>(rewriter, loc, d, rstd);
     if (Value w = op.getWeight())
       y = binary<MulOp>(rewriter, loc, y, castTo(rewriter, loc, w, ce));
@@ -231,12 +229,12 @@ struct DecomposeBatchNorm : public OpRewritePattern<BatchNormOp> {
     Value var = castTo(rewriter, loc, op.getVar(), ce);
     Value mean = castTo(rewriter, loc, op.getMean(), ce);
     Value eps = scalar(rewriter, loc, ce, op.getEps().convertToDouble());
-    Value scale = unary<RsqrtOp>(rewriter, loc,
-                                 binary<AddOp>(rewriter, loc, var, eps));
+    Value scale =
+        unary<RsqrtOp>(rewriter, loc, binary<AddOp>(rewriter, loc, var, eps));
     if (Value w = op.getWeight())
       scale = binary<MulOp>(rewriter, loc, scale, castTo(rewriter, loc, w, ce));
-    Value shift = unary<NegOp>(rewriter, loc,
-                               binary<MulOp>(rewriter, loc, mean, scale));
+    Value shift =
+        unary<NegOp>(rewriter, loc, binary<MulOp>(rewriter, loc, mean, scale));
     if (Value b = op.getBias())
       shift = binary<AddOp>(rewriter, loc, shift, castTo(rewriter, loc, b, ce));
 
@@ -312,8 +310,8 @@ struct DecomposeSdpa : public OpRewritePattern<SdpaOp> {
     std::swap(perm[rank - 1], perm[rank - 2]);
     SmallVector<int64_t> ktShape(kTy.getShape());
     std::swap(ktShape[rank - 1], ktShape[rank - 2]);
-    Value kt = PermuteOp::create(rewriter, loc, kTy.clone(ktShape), op.getKey(),
-                                 perm);
+    Value kt =
+        PermuteOp::create(rewriter, loc, kTy.clone(ktShape), op.getKey(), perm);
     SmallVector<int64_t> scoreShape = broadcastShapes(
         qTy.getShape().drop_back(2), kTy.getShape().drop_back(2));
     scoreShape.append({l, s});
@@ -373,8 +371,8 @@ struct DecomposeReduceMean : public OpRewritePattern<ReduceMeanOp> {
     auto sumTy = op.getType().clone(ce);
     Value sum = ReduceSumOp::create(rewriter, loc, sumTy, x, op.getDims(),
                                     op.getKeepdim());
-    Value mean = binary<DivOp>(rewriter, loc, sum,
-                               scalar(rewriter, loc, ce, count));
+    Value mean =
+        binary<DivOp>(rewriter, loc, sum, scalar(rewriter, loc, ce, count));
     rewriter.replaceOp(op, castTo(rewriter, loc, mean, elem));
     return success();
   }

@@ -1,4 +1,5 @@
-//===- PrepackParameters.cpp - parameters in the layout the program reads ---===//
+//===- PrepackParameters.cpp - parameters in the layout the program reads
+//---===//
 //
 // Parameters are uploaded once per compiled model, so a permutation applied
 // to a parameter (the transposed weight of every linear layer) need not run
@@ -18,7 +19,8 @@ using namespace mlir;
 
 namespace {
 struct PrepackParametersPass
-    : public poptorch::impl::PoptorchPrepackParametersBase<PrepackParametersPass> {
+    : public poptorch::impl::PoptorchPrepackParametersBase<
+          PrepackParametersPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (func.isExternal())

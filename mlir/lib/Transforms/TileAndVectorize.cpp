@@ -42,8 +42,8 @@
 #include "mlir/Interfaces/ValueBoundsOpInterface.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-#include "mlir/Transforms/Passes.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <limits>
@@ -189,8 +189,7 @@ void peelPartialTiles(RewriterBase &rewriter,
 int64_t estimateCost(linalg::LinalgOp op) {
   auto mul = [](int64_t a, int64_t b) {
     int64_t r;
-    return llvm::MulOverflow(a, b, r) ? std::numeric_limits<int64_t>::max()
-                                      : r;
+    return llvm::MulOverflow(a, b, r) ? std::numeric_limits<int64_t>::max() : r;
   };
   int64_t cost = 1;
   for (int64_t r : op.getStaticLoopRanges())
@@ -260,9 +259,9 @@ distributeLoop(RewriterBase &rewriter, TilingInterface root, unsigned dim,
 }
 
 /// Tiles `op` with `sizes` in sequential scf.for loops and replaces it.
-FailureOr<scf::SCFTilingResult>
-tileSequentially(RewriterBase &rewriter, linalg::LinalgOp op,
-                 ArrayRef<int64_t> sizes) {
+FailureOr<scf::SCFTilingResult> tileSequentially(RewriterBase &rewriter,
+                                                 linalg::LinalgOp op,
+                                                 ArrayRef<int64_t> sizes) {
   scf::SCFTilingOptions options;
   options.setTileSizes(asIndexAttrs(rewriter, sizes));
   rewriter.setInsertionPoint(op);
@@ -409,9 +408,8 @@ void tileContraction(RewriterBase &rewriter, linalg::LinalgOp op,
   }
   Operation *contraction = op.getOperation();
   FailureOr<scf::SCFTileAndFuseResult> tiled = distributeLoop(
-      rewriter, root, rootDim, tiles.parallel[*dim], [&](Operation *p) {
-        return p == contraction || isa<linalg::FillOp>(p);
-      });
+      rewriter, root, rootDim, tiles.parallel[*dim],
+      [&](Operation *p) { return p == contraction || isa<linalg::FillOp>(p); });
   if (failed(tiled))
     return tileContractionForRegisters(rewriter, op, tiles);
   linalg::LinalgOp inner = findTiled(*tiled, isTiledContraction);
@@ -498,11 +496,10 @@ void tileConvolution(RewriterBase &rewriter, linalg::LinalgOp op,
   };
   SmallVector<int64_t> sizes;
   if (isa<linalg::Conv2DNchwFchwOp>(op))
-    sizes = {1, std::min<int64_t>(ranges[1], 8), 1, owTile(ranges[3]),
-             0, 1, 0};
+    sizes = {1, std::min<int64_t>(ranges[1], 8), 1, owTile(ranges[3]), 0, 1, 0};
   else if (isa<linalg::Conv2DNgchwGfchwOp>(op))
-    sizes = {1, 1, std::min<int64_t>(ranges[2], 8), 1, owTile(ranges[4]),
-             0, 1, 0};
+    sizes = {1, 1, std::min<int64_t>(ranges[2], 8), 1, owTile(ranges[4]), 0,
+             1, 0};
   else if (isa<linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp>(op))
     sizes = {1, 1, 1, owTile(ranges[3]), 1, 0};
   else
@@ -512,10 +509,10 @@ void tileConvolution(RewriterBase &rewriter, linalg::LinalgOp op,
     if (sizes[d] > 1 && ranges[d] % sizes[d] != 0)
       sizes[d] = 1;
 
-  if (distributeAndRetile(rewriter, op, sizes, minParallelCost,
-                          [&](linalg::LinalgOp inner) {
-                            tileConvolution(rewriter, inner, /*minParallelCost=*/-1);
-                          }))
+  if (distributeAndRetile(
+          rewriter, op, sizes, minParallelCost, [&](linalg::LinalgOp inner) {
+            tileConvolution(rewriter, inner, /*minParallelCost=*/-1);
+          }))
     return;
   FailureOr<scf::SCFTilingResult> tiled = tileSequentially(rewriter, op, sizes);
   if (failed(tiled) || tiled->loops.empty())
@@ -572,10 +569,10 @@ void tileGeneric(RewriterBase &rewriter, linalg::LinalgOp op,
   }
   if (llvm::none_of(sizes, [](int64_t s) { return s != 0; }))
     return;
-  if (distributeAndRetile(rewriter, op, sizes, minParallelCost,
-                          [&](linalg::LinalgOp inner) {
-                            tileGeneric(rewriter, inner, /*minParallelCost=*/-1);
-                          }))
+  if (distributeAndRetile(
+          rewriter, op, sizes, minParallelCost, [&](linalg::LinalgOp inner) {
+            tileGeneric(rewriter, inner, /*minParallelCost=*/-1);
+          }))
     return;
   FailureOr<scf::SCFTilingResult> tiled = tileSequentially(rewriter, op, sizes);
   if (succeeded(tiled))
@@ -668,8 +665,8 @@ struct TileAndVectorizePass
       tileConvolution(rewriter, op, minParallelCost);
     // What is still at function level (including contraction-shaped ops
     // without an n dim, e.g. sums of squares) takes the generic path.
-    for (linalg::LinalgOp op : topLevel(
-             [](linalg::LinalgOp l) { return !isConvolutionLike(l); }))
+    for (linalg::LinalgOp op :
+         topLevel([](linalg::LinalgOp l) { return !isConvolutionLike(l); }))
       tileGeneric(rewriter, op, minParallelCost);
   }
 };

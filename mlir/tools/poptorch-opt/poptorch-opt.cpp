@@ -15,6 +15,6 @@ int main(int argc, char **argv) {
   mlir::poptorch::registerPoptorchPassesAndPipelines();
   mlir::DialectRegistry registry;
   mlir::poptorch::registerAllPoptorchDialects(registry);
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "poptorch optimizer driver\n", registry));
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "poptorch optimizer driver\n", registry));
 }

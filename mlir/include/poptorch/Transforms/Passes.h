@@ -20,8 +20,8 @@ namespace mlir::poptorch {
 #define GEN_PASS_REGISTRATION
 #include "poptorch/Transforms/Passes.h.inc"
 
-/// Registers our passes and the named pipelines `poptorch-stage-<name>` for each stage of
-/// getCompilePipelineStages().
+/// Registers our passes and the named pipelines `poptorch-stage-<name>` for
+/// each stage of getCompilePipelineStages().
 void registerPoptorchPassesAndPipelines();
 
 /// The textual pipelines, stage by stage, exactly as the compiler runs them.

@@ -44,12 +44,10 @@ static Value padSpatial(OpBuilder &b, Location loc, Value input,
 
 /// Extra high padding so that every window of the output (including the
 /// partial windows of ceil_mode) lies inside the padded input.
-static SmallVector<int64_t, 2> highPadding(ArrayRef<int64_t> inSize,
-                                           ArrayRef<int64_t> outSize,
-                                           ArrayRef<int64_t> kernel,
-                                           ArrayRef<int64_t> stride,
-                                           ArrayRef<int64_t> dilation,
-                                           ArrayRef<int64_t> pad) {
+static SmallVector<int64_t, 2>
+highPadding(ArrayRef<int64_t> inSize, ArrayRef<int64_t> outSize,
+            ArrayRef<int64_t> kernel, ArrayRef<int64_t> stride,
+            ArrayRef<int64_t> dilation, ArrayRef<int64_t> pad) {
   SmallVector<int64_t, 2> hi;
   for (int i = 0; i < 2; ++i) {
     int64_t needed =
@@ -92,8 +90,8 @@ struct ConvolutionLowering : public OpConversionPattern<ConvolutionOp> {
     ArrayRef<int64_t> outShape = resTy.getShape();
 
     Value zero = createScalar(rewriter, loc, elem, 0.0);
-    Value input = padSpatial(rewriter, loc, adaptor.getInput(), padding,
-                             padding, zero);
+    Value input =
+        padSpatial(rewriter, loc, adaptor.getInput(), padding, padding, zero);
     Value init;
     if (Value bias = adaptor.getBias())
       init = linalg::BroadcastOp::create(rewriter, loc, bias,
@@ -123,11 +121,11 @@ struct ConvolutionLowering : public OpConversionPattern<ConvolutionOp> {
       SmallVector<int64_t> out5 = {n, groups, o / groups, outShape[2],
                                    outShape[3]};
       Value init5 = reshapeTensor(rewriter, loc, init, out5);
-      Value conv = linalg::Conv2DNgchwGfchwOp::create(
-                       rewriter, loc, TypeRange{init5.getType()},
-                       ValueRange{in5, w5}, ValueRange{init5}, strides,
-                       dilations)
-                       .getResult(0);
+      Value conv =
+          linalg::Conv2DNgchwGfchwOp::create(
+              rewriter, loc, TypeRange{init5.getType()}, ValueRange{in5, w5},
+              ValueRange{init5}, strides, dilations)
+              .getResult(0);
       result = reshapeTensor(rewriter, loc, conv, outShape);
     }
     rewriter.replaceOp(op, result);
@@ -137,8 +135,8 @@ struct ConvolutionLowering : public OpConversionPattern<ConvolutionOp> {
 
 /// Shared structure of the pools: (C, H, W) inputs are lowered as (1, C, H, W).
 struct PoolOperands {
-  Value input;                  // NCHW
-  RankedTensorType resultType;  // NCHW
+  Value input;                 // NCHW
+  RankedTensorType resultType; // NCHW
 };
 
 static PoolOperands toNchw(OpBuilder &b, Location loc, Value input,
@@ -175,14 +173,14 @@ struct MaxPool2dLowering : public OpConversionPattern<MaxPool2dOp> {
     Value input = padSpatial(rewriter, loc, p.input, padding, high, lowest);
     Value window = tensor::EmptyOp::create(rewriter, loc, kernel, elem);
     Value init = createFilled(rewriter, loc, p.resultType, lowest);
-    Value pooled = linalg::PoolingNchwMaxOp::create(
-                       rewriter, loc, TypeRange{p.resultType},
-                       ValueRange{input, window}, ValueRange{init},
-                       getI64Elements(rewriter, stride),
-                       getI64Elements(rewriter, dilation))
-                       .getResult(0);
-    rewriter.replaceOp(op, reshapeTensor(rewriter, loc, pooled,
-                                         op.getType().getShape()));
+    Value pooled =
+        linalg::PoolingNchwMaxOp::create(
+            rewriter, loc, TypeRange{p.resultType}, ValueRange{input, window},
+            ValueRange{init}, getI64Elements(rewriter, stride),
+            getI64Elements(rewriter, dilation))
+            .getResult(0);
+    rewriter.replaceOp(
+        op, reshapeTensor(rewriter, loc, pooled, op.getType().getShape()));
     return success();
   }
 };
@@ -204,11 +202,11 @@ static Value sumPoolAndDivide(OpBuilder &b, Location loc, Value input,
   Value padded = padSpatial(b, loc, input, padding, high, zero);
   Value window = tensor::EmptyOp::create(b, loc, kernel, elem);
   Value init = createFilled(b, loc, resTy, zero);
-  Value sum = linalg::PoolingNchwSumOp::create(
-                  b, loc, TypeRange{resTy}, ValueRange{padded, window},
-                  ValueRange{init}, getI64Elements(b, stride),
-                  getI64Elements(b, ones))
-                  .getResult(0);
+  Value sum =
+      linalg::PoolingNchwSumOp::create(
+          b, loc, TypeRange{resTy}, ValueRange{padded, window},
+          ValueRange{init}, getI64Elements(b, stride), getI64Elements(b, ones))
+          .getResult(0);
   bool uniform =
       llvm::all_of(divisors, [&](double d) { return d == divisors[0]; });
   if (uniform) {
@@ -277,8 +275,8 @@ struct AvgPool2dLowering : public OpConversionPattern<AvgPool2dOp> {
     }
     Value result = sumPoolAndDivide(rewriter, loc, p.input, p.resultType,
                                     kernel, stride, padding, divisors);
-    rewriter.replaceOp(op, reshapeTensor(rewriter, loc, result,
-                                         op.getType().getShape()));
+    rewriter.replaceOp(
+        op, reshapeTensor(rewriter, loc, result, op.getType().getShape()));
     return success();
   }
 };
@@ -315,8 +313,8 @@ struct AdaptiveAvgPool2dLowering
     SmallVector<double> divisors = {(double)(kernel[0] * kernel[1])};
     Value result = sumPoolAndDivide(rewriter, loc, p.input, p.resultType,
                                     kernel, kernel, zeros, divisors);
-    rewriter.replaceOp(op, reshapeTensor(rewriter, loc, result,
-                                         op.getType().getShape()));
+    rewriter.replaceOp(
+        op, reshapeTensor(rewriter, loc, result, op.getType().getShape()));
     return success();
   }
 };

@@ -19,9 +19,9 @@ struct ReshapeLowering : public OpConversionPattern<ReshapeOp> {
   LogicalResult
   matchAndRewrite(ReshapeOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, reshapeTensor(rewriter, op.getLoc(),
-                                         adaptor.getInput(),
-                                         op.getType().getShape()));
+    rewriter.replaceOp(op,
+                       reshapeTensor(rewriter, op.getLoc(), adaptor.getInput(),
+                                     op.getType().getShape()));
     return success();
   }
 };
@@ -172,15 +172,13 @@ struct EmbeddingLowering : public OpConversionPattern<EmbeddingOp> {
         rewriter, loc, TypeRange{resTy}, ValueRange{indices}, ValueRange{init},
         maps, iters, [&](OpBuilder &b, Location nloc, ValueRange args) {
           Value idx = scalarToSignless(b, nloc, args[0]);
-          Value row =
-              idxUnsigned
-                  ? (Value)arith::IndexCastUIOp::create(b, nloc,
-                                                        b.getIndexType(), idx)
-                  : (Value)arith::IndexCastOp::create(b, nloc, b.getIndexType(),
-                                                      idx);
+          Value row = idxUnsigned ? (Value)arith::IndexCastUIOp::create(
+                                        b, nloc, b.getIndexType(), idx)
+                                  : (Value)arith::IndexCastOp::create(
+                                        b, nloc, b.getIndexType(), idx);
           Value col = linalg::IndexOp::create(b, nloc, rank - 1);
-          Value v = tensor::ExtractOp::create(b, nloc, weight,
-                                              ValueRange{row, col});
+          Value v =
+              tensor::ExtractOp::create(b, nloc, weight, ValueRange{row, col});
           linalg::YieldOp::create(b, nloc, v);
         });
     rewriter.replaceOp(op, generic.getResult(0));
@@ -191,7 +189,8 @@ struct EmbeddingLowering : public OpConversionPattern<EmbeddingOp> {
 } // namespace
 
 void mlir::poptorch::populateDataMovementPatterns(RewritePatternSet &patterns) {
-  patterns.add<ReshapeLowering, PermuteLowering, TransposeLowering,
-               ExpandLowering, SliceLowering, SelectLowering, CatLowering,
-               EmbeddingLowering>(patterns.getContext());
+  patterns
+      .add<ReshapeLowering, PermuteLowering, TransposeLowering, ExpandLowering,
+           SliceLowering, SelectLowering, CatLowering, EmbeddingLowering>(
+          patterns.getContext());
 }

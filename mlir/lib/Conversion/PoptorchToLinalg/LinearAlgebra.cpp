@@ -13,7 +13,6 @@ using namespace mlir::poptorch;
 
 namespace {
 
-
 static int64_t product(ArrayRef<int64_t> shape) {
   int64_t p = 1;
   for (int64_t s : shape)
@@ -82,12 +81,12 @@ struct MatmulLowering : public OpConversionPattern<MatmulOp> {
       Value init = createFilled(rewriter, loc,
                                 RankedTensorType::get({bsz, m, n}, elem), zero);
       result = linalg::BatchMatmulOp::create(
-                   rewriter, loc, TypeRange{init.getType()},
-                   ValueRange{l3, r3}, ValueRange{init})
+                   rewriter, loc, TypeRange{init.getType()}, ValueRange{l3, r3},
+                   ValueRange{init})
                    .getResult(0);
     }
-    rewriter.replaceOp(op, reshapeTensor(rewriter, loc, result,
-                                         resTy.getShape()));
+    rewriter.replaceOp(op,
+                       reshapeTensor(rewriter, loc, result, resTy.getShape()));
     return success();
   }
 };

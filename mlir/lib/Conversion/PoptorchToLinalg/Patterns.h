@@ -91,8 +91,7 @@ Value scalarFromSignless(OpBuilder &b, Location loc, Value v, Type type);
 /// each input (inputs broadcast to `shape`) and yields a `resultElem`.
 Value createElementwiseGeneric(
     OpBuilder &b, Location loc, ValueRange inputs, ArrayRef<int64_t> shape,
-    Type resultElem,
-    function_ref<Value(OpBuilder &, Location, ValueRange)> fn);
+    Type resultElem, function_ref<Value(OpBuilder &, Location, ValueRange)> fn);
 
 /// DenseI64 elements of `tensor<Nxi64>`, as the strides/dilations of the
 /// named linalg convolution and pooling ops.

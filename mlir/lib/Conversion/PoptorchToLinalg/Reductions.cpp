@@ -42,8 +42,8 @@ struct ReduceLowering : public OpConversionPattern<OpTy> {
     SmallVector<int64_t> dims(op.getDims());
     llvm::sort(dims);
     if (inTy.getRank() == 0 || dims.empty()) {
-      rewriter.replaceOp(op, reshapeTensor(rewriter, loc, input,
-                                           resTy.getShape()));
+      rewriter.replaceOp(op,
+                         reshapeTensor(rewriter, loc, input, resTy.getShape()));
       return success();
     }
 
@@ -60,9 +60,8 @@ struct ReduceLowering : public OpConversionPattern<OpTy> {
     Value identity = kind == ReduceKind::Max
                          ? createLowest(rewriter, loc, acc)
                          : createScalar(rewriter, loc, acc, 0.0);
-    Value init = createFilled(rewriter, loc,
-                              RankedTensorType::get(reducedShape, acc),
-                              identity);
+    Value init = createFilled(
+        rewriter, loc, RankedTensorType::get(reducedShape, acc), identity);
     bool isFloat = isa<FloatType>(acc);
     bool isBool = acc.isInteger(1);
     Value reduced =
@@ -72,9 +71,9 @@ struct ReduceLowering : public OpConversionPattern<OpTy> {
               Value r;
               if (kind != ReduceKind::Max)
                 r = isFloat ? (Value)arith::AddFOp::create(b, nloc, args[0],
-                                                          args[1])
+                                                           args[1])
                             : (Value)arith::AddIOp::create(b, nloc, args[0],
-                                                          args[1]);
+                                                           args[1]);
               else if (isFloat)
                 r = arith::MaximumFOp::create(b, nloc, args[0], args[1]);
               else if (isBool)

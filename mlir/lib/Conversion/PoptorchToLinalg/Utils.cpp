@@ -49,14 +49,12 @@ Value mlir::poptorch::createScalar(OpBuilder &b, Location loc, Type type,
 
 Value mlir::poptorch::createLowest(OpBuilder &b, Location loc, Type type) {
   if (isa<FloatType>(type))
-    return createScalar(b, loc, type,
-                        -std::numeric_limits<double>::infinity());
+    return createScalar(b, loc, type, -std::numeric_limits<double>::infinity());
   auto it = cast<IntegerType>(type);
   if (it.getWidth() == 1)
     return createScalar(b, loc, type, 0);
   return arith::ConstantOp::create(
-      b, loc,
-      b.getIntegerAttr(type, APInt::getSignedMinValue(it.getWidth())));
+      b, loc, b.getIntegerAttr(type, APInt::getSignedMinValue(it.getWidth())));
 }
 
 Value mlir::poptorch::convertScalar(OpBuilder &b, Location loc, Value v,
@@ -249,8 +247,8 @@ Value mlir::poptorch::castTensor(OpBuilder &b, Location loc, Value v,
       b, loc, ValueRange{v}, srcTy.getShape(), elemType,
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Value x = scalarToSignless(nb, nloc, args[0]);
-        Value r = convertScalar(nb, nloc, x, dstSignless, srcUnsigned,
-                                dstUnsigned);
+        Value r =
+            convertScalar(nb, nloc, x, dstSignless, srcUnsigned, dstUnsigned);
         return scalarFromSignless(nb, nloc, r, elemType);
       });
 }

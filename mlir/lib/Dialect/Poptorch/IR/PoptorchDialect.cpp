@@ -26,7 +26,6 @@ static RankedTensorType rtt(Value v) {
   return cast<RankedTensorType>(v.getType());
 }
 
-
 /// Operands other than bool conditions share one element type; the result
 /// has it too, or is bool for comparisons and logical ops (the op table's
 /// `result="bool"` and `bool_operands`, generated into this header).
@@ -63,8 +62,8 @@ LogicalResult mlir::OpTrait::poptorch::verifyElementwiseOp(Operation *op) {
 static LogicalResult checkDim(Operation *op, int64_t dim, int64_t rank,
                               StringRef what = "dim") {
   if (dim < 0 || dim >= std::max<int64_t>(rank, 1))
-    return op->emitOpError() << what << " " << dim
-                             << " is out of range for rank " << rank;
+    return op->emitOpError()
+           << what << " " << dim << " is out of range for rank " << rank;
   return success();
 }
 
@@ -135,7 +134,8 @@ LogicalResult MatmulOp::verify() {
       l.getElementType() != getType().getElementType())
     return emitOpError("operands and result must share one element type");
   int64_t k1 = l.getShape().back();
-  int64_t k2 = r.getRank() == 1 ? r.getShape()[0] : r.getShape()[r.getRank() - 2];
+  int64_t k2 =
+      r.getRank() == 1 ? r.getShape()[0] : r.getShape()[r.getRank() - 2];
   if (k1 != k2)
     return emitOpError("contraction sizes differ: ") << k1 << " vs " << k2;
   return success();
@@ -154,13 +154,15 @@ LogicalResult LinearOp::verify() {
 
 LogicalResult SdpaOp::verify() {
   auto q = rtt(getQuery()), k = rtt(getKey()), v = rtt(getValue());
-  if (q.getRank() < 2 || k.getRank() != q.getRank() || v.getRank() != q.getRank())
+  if (q.getRank() < 2 || k.getRank() != q.getRank() ||
+      v.getRank() != q.getRank())
     return emitOpError("query, key and value must have the same rank >= 2");
   if (q.getShape().back() != k.getShape().back())
     return emitOpError("query and key embedding sizes differ");
   if (getDropoutP().convertToDouble() != 0.0)
-    return emitOpError("dropout inside attention is only supported in training, "
-                       "which poptorch does not compile; use dropout_p=0");
+    return emitOpError(
+        "dropout inside attention is only supported in training, "
+        "which poptorch does not compile; use dropout_p=0");
   return success();
 }
 
@@ -172,10 +174,12 @@ LogicalResult ConvolutionOp::verify() {
   auto in = rtt(getInput()), w = rtt(getWeight());
   int64_t spatial = in.getRank() - 2;
   if (spatial < 1 || w.getRank() != in.getRank())
-    return emitOpError("input and weight must both be N, C, spatial... tensors");
-  for (auto [name, arr] : {std::pair<StringRef, ArrayRef<int64_t>>{"stride", getStride()},
-                           {"padding", getPadding()},
-                           {"dilation", getDilation()}})
+    return emitOpError(
+        "input and weight must both be N, C, spatial... tensors");
+  for (auto [name, arr] :
+       {std::pair<StringRef, ArrayRef<int64_t>>{"stride", getStride()},
+        {"padding", getPadding()},
+        {"dilation", getDilation()}})
     if ((int64_t)arr.size() != spatial && arr.size() != 1)
       return emitOpError() << name << " must have " << spatial << " entries";
   if (getGroups() < 1)
@@ -203,10 +207,12 @@ static LogicalResult verifyPool(PoolOp op, ArrayRef<int64_t> kernel,
   if (in.getRank() != 3 && in.getRank() != 4)
     return op.emitOpError("input must be (N,) C, H, W");
   if (kernel.size() != 2 || stride.size() != 2 || padding.size() != 2)
-    return op.emitOpError("kernel_size, stride and padding must have 2 entries");
+    return op.emitOpError(
+        "kernel_size, stride and padding must have 2 entries");
   for (int i = 0; i < 2; ++i)
     if (padding[i] * 2 > kernel[i])
-      return op.emitOpError("padding should be at most half of the kernel size");
+      return op.emitOpError(
+          "padding should be at most half of the kernel size");
   return success();
 }
 
@@ -232,7 +238,8 @@ LogicalResult BatchNormOp::verify() {
     return emitOpError("training-mode batch norm (batch statistics) is not "
                        "supported; call model.eval() before compiling");
   if (!getMean() || !getVar())
-    return emitOpError("running_mean and running_var are required in inference");
+    return emitOpError(
+        "running_mean and running_var are required in inference");
   if (rtt(getInput()).getRank() < 2)
     return emitOpError("input must be at least 2-D (N, C, ...)");
   return success();
@@ -241,14 +248,12 @@ LogicalResult BatchNormOp::verify() {
 LogicalResult LayerNormOp::verify() {
   auto shape = rtt(getInput()).getShape();
   auto ns = getNormalizedShape();
-  if (ns.size() > shape.size() ||
-      !llvm::equal(ns, shape.take_back(ns.size())))
+  if (ns.size() > shape.size() || !llvm::equal(ns, shape.take_back(ns.size())))
     return emitOpError("normalized_shape must match the trailing input dims");
   return success();
 }
 
-template <typename OpTy>
-static LogicalResult verifySoftmax(OpTy op) {
+template <typename OpTy> static LogicalResult verifySoftmax(OpTy op) {
   if (op.getInput().getType() != op.getType())
     return op.emitOpError("result type must equal the input type");
   return checkDim(op, op.getDim(), rtt(op.getInput()).getRank());
@@ -256,8 +261,7 @@ static LogicalResult verifySoftmax(OpTy op) {
 LogicalResult SoftmaxOp::verify() { return verifySoftmax(*this); }
 LogicalResult LogSoftmaxOp::verify() { return verifySoftmax(*this); }
 
-template <typename OpTy>
-static LogicalResult verifyReduce(OpTy op) {
+template <typename OpTy> static LogicalResult verifyReduce(OpTy op) {
   int64_t rank = rtt(op.getInput()).getRank();
   llvm::SmallSet<int64_t, 4> seen;
   for (int64_t d : op.getDims()) {
@@ -270,8 +274,8 @@ static LogicalResult verifyReduce(OpTy op) {
   if (rank == 0)
     expected = 0;
   if (op.getType().getRank() != expected)
-    return op.emitOpError("result rank ") << op.getType().getRank()
-                                          << " should be " << expected;
+    return op.emitOpError("result rank ")
+           << op.getType().getRank() << " should be " << expected;
   return success();
 }
 LogicalResult ReduceSumOp::verify() { return verifyReduce(*this); }
@@ -335,8 +339,8 @@ OpFoldResult ExpandOp::fold(FoldAdaptor) {
 
 LogicalResult ExpandOp::verify() {
   if (!broadcastsTo(rtt(getInput()).getShape(), getType().getShape()))
-    return emitOpError("cannot expand ") << getInput().getType() << " to "
-                                         << getType();
+    return emitOpError("cannot expand ")
+           << getInput().getType() << " to " << getType();
   return success();
 }
 
@@ -379,7 +383,8 @@ LogicalResult CatOp::verify() {
   int64_t total = 0;
   for (Value v : getInputs()) {
     auto ty = rtt(v);
-    if (ty.getRank() != rank || ty.getElementType() != getType().getElementType())
+    if (ty.getRank() != rank ||
+        ty.getElementType() != getType().getElementType())
       return emitOpError("inputs must have the result's rank and element type");
     total += ty.getShape()[getDim()];
   }

@@ -25,7 +25,8 @@ inline llvm::SmallVector<int64_t> broadcastShapes(llvm::ArrayRef<int64_t> a,
 }
 
 /// Whether `from` broadcasts to `to`: trailing-aligned, each dim equal or 1.
-inline bool broadcastsTo(llvm::ArrayRef<int64_t> from, llvm::ArrayRef<int64_t> to) {
+inline bool broadcastsTo(llvm::ArrayRef<int64_t> from,
+                         llvm::ArrayRef<int64_t> to) {
   if (from.size() > to.size())
     return false;
   size_t off = to.size() - from.size();
