@@ -239,8 +239,7 @@ def test_bitwise_binary(op, dtype):
     x = values((2, 5), dtype) if dtype != torch.uint8 else torch.arange(10, dtype=dtype) * 25
     check(op, x, x.flip(-1))
     check(op, x, x[0])
-    if dtype != torch.uint8:  # a ui8 poptorch.constant does not lower yet (x + 6 neither)
-        check(lambda t: op(t, True if dtype == torch.bool else 6), x)
+    check(lambda t: op(t, True if dtype == torch.bool else 6), x)
 
 
 @pytest.mark.parametrize("dtype", [torch.bool, torch.int32, torch.int64, torch.uint8], ids=str)
@@ -554,3 +553,10 @@ def test_bool_tensors_keep_their_byte_layout(shape):
     # read them as packed bits.
     mask = torch.rand(*shape) > 0.5
     check(lambda m, x: m.to(torch.float32) * 2 + x, mask, R(*shape))
+
+
+def test_uint8_arithmetic_with_constants_wraps_like_torch():
+    x = torch.arange(0, 256, 5, dtype=torch.uint8)
+    check(lambda u: u + 6, x)  # wraps past 255
+    check(lambda u: u * torch.tensor([3], dtype=torch.uint8), x)
+    check(lambda u: u.float() / 255, x)

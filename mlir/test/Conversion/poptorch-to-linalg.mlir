@@ -219,3 +219,17 @@ func.func @bitwise_not(%x: tensor<4xi32>, %b: tensor<4xi1>) -> (tensor<4xi32>, t
   %1 = poptorch.bitwise_not %b : (tensor<4xi1>) -> tensor<4xi1>
   return %0, %1 : tensor<4xi32>, tensor<4xi1>
 }
+
+// -----
+
+// arith.constant is signless: a uint8 constant is built from its bits and
+// reinterpreted element by element.
+// CHECK-LABEL: func.func @constant_uint8
+// CHECK: %[[BITS:.*]] = arith.constant dense<[6, -6]> : tensor<2xi8>
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%[[BITS]] : tensor<2xi8>)
+// CHECK: builtin.unrealized_conversion_cast %{{.*}} : i8 to ui8
+func.func @constant_uint8() -> tensor<2xui8> {
+  %0 = poptorch.constant dense<[6, 250]> : tensor<2xui8> : tensor<2xui8>
+  return %0 : tensor<2xui8>
+}

@@ -245,7 +245,25 @@ struct ConstantLowering : public OpConversionPattern<ConstantOp> {
     auto value = dyn_cast<TypedAttr>(op.getValue());
     if (!value)
       return op.emitOpError("constant value has no type");
-    rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, value);
+    Type elem = op.getType().getElementType();
+    if (!isUnsignedInteger(elem)) {
+      rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, value);
+      return success();
+    }
+    // arith.constant is signless: build the bits as a signless constant and
+    // reinterpret each element, as the elementwise lowering does for uint8.
+    auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
+    if (!dense)
+      return op.emitOpError("unsigned constants must be dense");
+    Location loc = op.getLoc();
+    Value bits = arith::ConstantOp::create(rewriter, loc,
+                                           dense.bitcast(toSignlessType(elem)));
+    rewriter.replaceOp(
+        op, createElementwiseGeneric(
+                rewriter, loc, ValueRange{bits}, op.getType().getShape(), elem,
+                [&](OpBuilder &b, Location nloc, ValueRange args) {
+                  return scalarFromSignless(b, nloc, args[0], elem);
+                }));
     return success();
   }
 };
