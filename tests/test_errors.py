@@ -245,3 +245,10 @@ def test_equal_outputs_after_cse_do_not_crash():
         torch.testing.assert_close(b, x + 1)
     """)
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+def test_mixed_dtype_matmul_is_rejected_at_trace_time_with_the_line():
+    model = torch.nn.Linear(3, 2).eval()
+    x = torch.randn(2, 3, dtype=torch.float64)
+    with pytest.raises(RuntimeError, match=r"aten::addmm at .*test_errors.py:\d+.*same dtype"):
+        poptorch.trace(lambda t: model(t), x)

@@ -414,3 +414,11 @@ func.func @clamp_broadcast(%x: tensor<2xf32>, %hi: tensor<3xf32>) -> tensor<2xf3
   %0 = poptorch.clamp %x max %hi : (tensor<2xf32>, tensor<3xf32>) -> tensor<2xf32>
   return %0 : tensor<2xf32>
 }
+
+// -----
+
+func.func @addmm_mixed_dtypes(%b: tensor<2xf32>, %x: tensor<3x4xf64>, %w: tensor<4x2xf32>) -> tensor<3x2xf64> {
+  // expected-error @+1 {{operands must share the result element type 'f64', got 'f32'}}
+  %0 = poptorch.addmm %b, %x, %w : (tensor<2xf32>, tensor<3x4xf64>, tensor<4x2xf32>) -> tensor<3x2xf64>
+  return %0 : tensor<3x2xf64>
+}

@@ -152,6 +152,17 @@ LogicalResult LinearOp::verify() {
   return success();
 }
 
+LogicalResult AddmmOp::verify() {
+  Type elem = getType().getElementType();
+  for (Value v : {getInput(), getLhs(), getRhs()})
+    if (rtt(v).getElementType() != elem)
+      return emitOpError("operands must share the result element type ")
+             << elem << ", got " << rtt(v).getElementType()
+             << " (PyTorch requires mat1 and mat2 of the same dtype: cast the "
+                "input or the module, e.g. model.to(input.dtype))";
+  return success();
+}
+
 LogicalResult SdpaOp::verify() {
   auto q = rtt(getQuery()), k = rtt(getKey()), v = rtt(getValue());
   if (q.getRank() < 2 || k.getRank() != q.getRank() ||

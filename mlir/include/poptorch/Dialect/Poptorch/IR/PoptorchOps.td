@@ -96,6 +96,7 @@ def Poptorch_AddmmOp : Poptorch_Op<"addmm", [Pure]> {
   let assemblyFormat = [{
     $input `,` $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
   }];
+  let hasVerifier = 1;
 }
 
 def Poptorch_SdpaOp : Poptorch_Op<"sdpa", [Pure]> {
