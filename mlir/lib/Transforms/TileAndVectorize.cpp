@@ -230,16 +230,15 @@ std::optional<unsigned> pickParallelLoop(linalg::LinalgOp op,
   return best;
 }
 
-/// Tiles loop `dim` of `root` by `size` with an scf.forall, fusing into it
-/// the producers that `fuse` accepts, and replaces `root` by the result.
+/// Tiles `root` by `sizes` in loops of `loopType`, fusing into them the
+/// producers that `fuse` accepts, and replaces `root`'s uses by the result.
 FailureOr<scf::SCFTileAndFuseResult>
-distributeLoop(RewriterBase &rewriter, TilingInterface root, unsigned dim,
-               int64_t size, std::function<bool(Operation *)> fuse) {
-  SmallVector<int64_t> sizes(root.getLoopIteratorTypes().size(), 0);
-  sizes[dim] = size;
+tileAndFuse(RewriterBase &rewriter, TilingInterface root,
+            ArrayRef<int64_t> sizes, scf::SCFTilingOptions::LoopType loopType,
+            std::function<bool(Operation *)> fuse) {
   scf::SCFTileAndFuseOptions options;
   options.tilingOptions.setTileSizes(asIndexAttrs(rewriter, sizes));
-  options.tilingOptions.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+  options.tilingOptions.setLoopType(loopType);
   options.setFusionControlFn(
       [fuse](tensor::ExtractSliceOp, OpResult producer, bool)
           -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
@@ -256,6 +255,17 @@ distributeLoop(RewriterBase &rewriter, TilingInterface root, unsigned dim,
     if (Value repl = tiled->replacements.lookup(res))
       rewriter.replaceAllUsesWith(res, repl);
   return tiled;
+}
+
+/// Tiles loop `dim` of `root` by `size` with an scf.forall, fusing into it
+/// the producers that `fuse` accepts, and replaces `root` by the result.
+FailureOr<scf::SCFTileAndFuseResult>
+distributeLoop(RewriterBase &rewriter, TilingInterface root, unsigned dim,
+               int64_t size, std::function<bool(Operation *)> fuse) {
+  SmallVector<int64_t> sizes(root.getLoopIteratorTypes().size(), 0);
+  sizes[dim] = size;
+  return tileAndFuse(rewriter, root, sizes,
+                     scf::SCFTilingOptions::LoopType::ForallOp, fuse);
 }
 
 /// Tiles `op` with `sizes` in sequential scf.for loops and replaces it.
@@ -435,28 +445,17 @@ void tileContractionForRegisters(RewriterBase &rewriter, linalg::LinalgOp op,
     root = cast<TilingInterface>(op.getOperation());
   }
 
-  scf::SCFTileAndFuseOptions options;
-  options.tilingOptions.setTileSizes(asIndexAttrs(rewriter, rootSizes));
   // Only the contraction and the fill of its accumulator join the tile
   // loop; recomputing other producers (transposes, broadcasts) per tile
   // would repeat their work.
   Operation *contraction = op.getOperation();
-  options.setFusionControlFn(
-      [contraction](tensor::ExtractSliceOp, OpResult producer, bool)
-          -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
-        Operation *p = producer.getOwner();
-        if (p == contraction || isa<linalg::FillOp>(p))
-          return scf::SCFTileAndFuseOptions::ControlFnResult{};
-        return std::nullopt;
+  FailureOr<scf::SCFTileAndFuseResult> tiled = tileAndFuse(
+      rewriter, root, rootSizes, scf::SCFTilingOptions::LoopType::ForOp,
+      [contraction](Operation *p) {
+        return p == contraction || isa<linalg::FillOp>(p);
       });
-  rewriter.setInsertionPoint(root);
-  FailureOr<scf::SCFTileAndFuseResult> tiled =
-      scf::tileConsumerAndFuseProducersUsingSCF(rewriter, root, options);
   if (failed(tiled))
     return;
-  for (OpResult res : root->getResults())
-    if (Value repl = tiled->replacements.lookup(res))
-      rewriter.replaceAllUsesWith(res, repl);
 
   // Find the tiled contraction and tile its reduction.
   if (linalg::LinalgOp tiledContraction =
