@@ -69,7 +69,33 @@ def _seed() -> None:
     torch.manual_seed(0)
 
 
+# outcome counts of the dtype-parametrized tests, per dtype (see opsuite.py)
+_DTYPE_OF: dict[str, str] = {}
+DTYPE_OUTCOMES: dict[str, dict[str, int]] = {}
+
+
+def pytest_collection_modifyitems(items: list[Any]) -> None:
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if isinstance(params.get("dtype"), torch.dtype):
+            _DTYPE_OF[item.nodeid] = str(params["dtype"]).removeprefix("torch.")
+
+
+def pytest_runtest_logreport(report: Any) -> None:
+    dtype = _DTYPE_OF.get(report.nodeid)
+    if dtype is None or (report.when != "call" and not (report.when == "setup" and report.skipped)):
+        return
+    outcome = "xfailed" if hasattr(report, "wasxfail") else report.outcome
+    counts = DTYPE_OUTCOMES.setdefault(dtype, {})
+    counts[outcome] = counts.get(outcome, 0) + 1
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if DTYPE_OUTCOMES:
+        terminalreporter.section("per-dtype outcomes of the op suites")
+        for dtype, counts in sorted(DTYPE_OUTCOMES.items()):
+            line = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+            terminalreporter.write_line(f"{dtype:10s} {line}")
     if MAX_ERRORS:
         terminalreporter.section("max abs error vs eager PyTorch")
         for name, err in sorted(MAX_ERRORS.items()):
