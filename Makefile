@@ -54,6 +54,10 @@ test-lit: build
 test-python: build
 	$(PY) -m pytest -q tests
 
+# benchmark-only dependencies: the peers we measure against and the plot
+BENCH_PKGS := onnxruntime==1.31.1 onnx==1.23.2 matplotlib==3.11.2
+
 bench: build
-	$(PY) benchmarks/bench_spine.py
-	$(PY) benchmarks/gemm.py
+	$(PY) -m pip install -q --disable-pip-version-check $(BENCH_PKGS)
+	$(PY) benchmarks/micro.py --json benchmarks/micro.json
+	$(PY) benchmarks/suite.py --json benchmarks/results.json --plot benchmarks/ratios.png

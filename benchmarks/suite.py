@@ -1,0 +1,321 @@
+"""The side-by-side benchmark suite: poptorch vs eager PyTorch, torch.compile and ONNX Runtime.
+
+For every model of ``models.py`` and batch size it measures, in this one process tree:
+
+* compile cost per backend, each in a fresh subprocess (``--probe``): trace time,
+  cold compile (empty caches), warm compile (the caches the cold run filled), and the peak
+  resident memory the compile added;
+* steady-state latency: every backend compiled in this process, then called in turn
+  (interleaved, so all see the same machine state) after warm-up; median and spread;
+* throughput (samples/s) and the max abs error against eager.
+
+Results go to a JSON file and a PNG plot of the latency ratios (eager / backend: above 1 is
+faster than eager).  ``make bench`` runs it with the default settings.
+
+    python benchmarks/suite.py [--models mlp,bert] [--batches 1,8] [--repeats 20] [--quick]
+                               [--backends eager,poptorch,inductor,onnxruntime]
+                               [--json results.json] [--plot ratios.png]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import json
+import math
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from models import MODELS, QUICK  # noqa: E402
+
+import poptorch  # noqa: E402
+
+THREADS = 2
+BACKENDS = ("eager", "poptorch", "inductor", "onnxruntime")
+
+
+class PeakRss:
+    """The peak resident memory above the starting point while the block runs (sampled)."""
+
+    def __enter__(self) -> PeakRss:
+        self.start = self.peak = self._rss_mb()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, self._rss_mb())
+
+    @property
+    def added_mb(self) -> float:
+        return self.peak - self.start
+
+    def _poll(self) -> None:
+        while not self._stop.wait(0.005):
+            self.peak = max(self.peak, self._rss_mb())
+
+    @staticmethod
+    def _rss_mb() -> float:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * resource.getpagesize() / 2**20
+
+
+def _build(name: str, batch: int, quick: bool) -> tuple[torch.nn.Module, tuple[torch.Tensor, ...]]:
+    torch.manual_seed(0)
+    model, make_input = (QUICK if quick else MODELS)[name]()
+    return model.eval(), make_input(batch)
+
+
+# ------------------------------------------------------------------ backends
+def compile_poptorch(model: torch.nn.Module, inputs: tuple, cache: str | None) -> tuple[Callable, dict]:
+    opts = poptorch.Options()
+    if cache:
+        opts.enableExecutableCaching(cache)
+    compiled = poptorch.inferenceModel(model, opts)
+    start = time.perf_counter()
+    compiled.compile(*inputs)  # trace + compile (or load from the cache)
+    compile_s = time.perf_counter() - start
+    start = time.perf_counter()
+    poptorch.trace(model, *inputs)  # the capture alone, once the process is warm
+    return compiled, {"trace_s": time.perf_counter() - start, "compile_s": compile_s}
+
+
+def compile_inductor(model: torch.nn.Module, inputs: tuple, cache: str | None) -> tuple[Callable, dict]:
+    if cache:
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache
+    torch._dynamo.reset()
+    compiled = torch.compile(model)
+    start = time.perf_counter()
+    with torch.inference_mode():
+        compiled(*inputs)  # torch.compile compiles on the first call
+    return compiled, {"trace_s": float("nan"), "compile_s": time.perf_counter() - start}
+
+
+def compile_onnxruntime(model: torch.nn.Module, inputs: tuple, cache: str | None) -> tuple[Callable, dict]:
+    import onnxruntime as ort
+
+    folder = cache or tempfile.mkdtemp(prefix="poptorch-bench-onnx-")
+    path = os.path.join(folder, "model.onnx")
+    start = time.perf_counter()
+    if not os.path.exists(path):
+        with torch.no_grad(), contextlib.redirect_stdout(sys.stderr):
+            torch.onnx.export(model, inputs, path, dynamo=False,
+                              input_names=[f"in{i}" for i in range(len(inputs))])
+    export_s = time.perf_counter() - start
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = THREADS
+    so.inter_op_num_threads = 1
+    session = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    feeds = {f"in{i}": x.numpy() for i, x in enumerate(inputs)}
+
+    def run(*_: Any) -> torch.Tensor:
+        return torch.from_numpy(session.run(None, feeds)[0])
+
+    return run, {"trace_s": export_s, "compile_s": time.perf_counter() - start - export_s}
+
+
+COMPILERS = {"poptorch": compile_poptorch, "inductor": compile_inductor,
+             "onnxruntime": compile_onnxruntime}
+
+
+def available(backend: str) -> bool:
+    need = {"onnxruntime": ("onnxruntime", "onnx")}.get(backend, ())
+    return all(importlib.util.find_spec(m) is not None for m in need)
+
+
+# ------------------------------------------------------------------ compile probes (subprocesses)
+def probe(backend: str, name: str, batch: int, quick: bool, cache: str) -> dict:
+    """Runs in a fresh process: compile once, report times and the compile's peak memory."""
+    torch.set_num_threads(THREADS)
+    model, inputs = _build(name, batch, quick)
+    with PeakRss() as rss:
+        _, info = COMPILERS[backend](model, inputs, cache)
+    info["peak_compile_mb"] = rss.added_mb
+    return info
+
+
+def run_probe(backend: str, name: str, batch: int, quick: bool, cache: str) -> dict:
+    cmd = [sys.executable, os.path.abspath(__file__), "--probe", backend, name, str(batch), cache]
+    if quick:
+        cmd.append("--quick")
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+    if proc.returncode != 0:
+        return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "failed"}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+# ------------------------------------------------------------------ steady state
+def steady_state(fns: dict[str, Callable], inputs: tuple, repeats: int) -> dict[str, list[float]]:
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    with torch.inference_mode():
+        for _ in range(3):
+            for fn in fns.values():
+                fn(*inputs)
+        for _ in range(repeats):
+            for key, fn in fns.items():  # interleaved: every backend sees the same machine state
+                start = time.perf_counter()
+                fn(*inputs)
+                times[key].append(time.perf_counter() - start)
+    return times
+
+
+def bench(name: str, batch: int, backends: list[str], repeats: int, quick: bool) -> dict:
+    model, inputs = _build(name, batch, quick)
+    with torch.inference_mode():
+        reference = model(*inputs)
+    row: dict[str, Any] = {"model": name, "batch": batch}
+    fns: dict[str, Callable] = {"eager": model}
+    with tempfile.TemporaryDirectory(prefix="poptorch-bench-") as tmp:
+        for backend in backends:
+            if backend == "eager":
+                continue
+            if not available(backend):
+                row[backend] = {"error": "not installed"}
+                continue
+            cache = os.path.join(tmp, backend)
+            os.makedirs(cache)
+            cold = run_probe(backend, name, batch, quick, cache)
+            warm = run_probe(backend, name, batch, quick, cache) if "error" not in cold else {}
+            entry = {"trace_s": cold.get("trace_s"), "cold_compile_s": cold.get("compile_s"),
+                     "warm_compile_s": warm.get("compile_s"),
+                     "peak_compile_mb": cold.get("peak_compile_mb")}
+            if "error" in cold:
+                entry["error"] = cold["error"]
+            else:
+                try:
+                    fn, _ = COMPILERS[backend](model, inputs, cache)
+                    with torch.inference_mode():
+                        out = fn(*inputs)
+                    entry["max_abs_err"] = (out.float() - reference.float()).abs().max().item()
+                    fns[backend] = fn
+                except Exception as e:  # noqa: BLE001 - a failing peer is reported, not fatal
+                    entry["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
+            row[backend] = entry
+        times = steady_state(fns, inputs, repeats)
+    eager_med = statistics.median(times["eager"])
+    for key, ts in times.items():
+        med = statistics.median(ts)
+        entry = row.setdefault(key, {})
+        entry.update({"median_ms": med * 1e3, "spread_ms": (max(ts) - min(ts)) * 1e3,
+                      "p10_ms": _quantile(ts, 0.1) * 1e3, "p90_ms": _quantile(ts, 0.9) * 1e3,
+                      "throughput_per_s": batch / med, "speedup_vs_eager": eager_med / med})
+    return row
+
+
+def _quantile(xs: list[float], q: float) -> float:
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
+# ------------------------------------------------------------------ reporting
+def print_table(rows: list[dict], backends: list[str]) -> None:
+    print(f"\n{'model':10} {'batch':>5} {'backend':12} {'median ms':>10} {'spread ms':>10} "
+          f"{'vs eager':>8} {'trace s':>8} {'cold s':>8} {'warm s':>8} {'peak MB':>8} {'max err':>9}")
+    for r in rows:
+        for b in backends:
+            e = r.get(b)
+            if not e:
+                continue
+            if "median_ms" not in e:
+                print(f"{r['model']:10} {r['batch']:5d} {b:12} {e.get('error', 'failed')}")
+                continue
+            print(f"{r['model']:10} {r['batch']:5d} {b:12} {e['median_ms']:10.3f} "
+                  f"{e['spread_ms']:10.3f} {e['speedup_vs_eager']:8.2f} "
+                  f"{_fmt(e.get('trace_s'))} {_fmt(e.get('cold_compile_s'))} "
+                  f"{_fmt(e.get('warm_compile_s'))} {_fmt(e.get('peak_compile_mb'), 0)} "
+                  f"{_fmt(e.get('max_abs_err'), sci=True)}")
+    for b in backends:
+        ratios = [r[b]["speedup_vs_eager"] for r in rows if "speedup_vs_eager" in r.get(b, {})]
+        if ratios and b != "eager":
+            gm = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+            print(f"{b}: geometric mean speed-up vs eager {gm:.2f} over {len(ratios)} runs, "
+                  f"min {min(ratios):.2f}")
+
+
+def _fmt(v: float | None, digits: int = 2, sci: bool = False) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return f"{'-':>8}" if not sci else f"{'-':>9}"
+    return f"{v:9.1e}" if sci else f"{v:8.{digits}f}"
+
+
+def plot(rows: list[dict], backends: list[str], path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [f"{r['model']}\nb{r['batch']}" for r in rows]
+    others = [b for b in backends if b != "eager"]
+    width = 0.8 / max(1, len(others))
+    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(rows)), 4))
+    for i, b in enumerate(others):
+        ys = [r.get(b, {}).get("speedup_vs_eager", 0.0) for r in rows]
+        ax.bar([x + i * width for x in range(len(rows))], ys, width, label=b)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks([x + width * (len(others) - 1) / 2 for x in range(len(rows))], labels)
+    ax.set_ylabel("speed-up vs eager PyTorch (median latency)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--batches", default="1,8")
+    parser.add_argument("--backends", default=",".join(BACKENDS))
+    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--quick", action="store_true", help="scaled-down models (seconds)")
+    parser.add_argument("--json", default="benchmarks/results.json")
+    parser.add_argument("--plot", default="benchmarks/ratios.png")
+    parser.add_argument("--probe", nargs=4, metavar=("BACKEND", "MODEL", "BATCH", "CACHE"),
+                        help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.probe:
+        backend, name, batch, cache = args.probe
+        print(json.dumps(probe(backend, name, int(batch), args.quick, cache)))
+        return
+    torch.set_num_threads(THREADS)
+    backends = ["eager", *[b for b in args.backends.split(",") if b != "eager"]]
+    rows = []
+    for name in args.models.split(","):
+        for batch in (int(b) for b in args.batches.split(",")):
+            print(f"benchmarking {name} batch {batch} ...", file=sys.stderr, flush=True)
+            rows.append(bench(name, batch, backends, args.repeats, args.quick))
+    print_table(rows, backends)
+    meta = {"torch": torch.__version__, "threads": THREADS, "quick": args.quick,
+            "repeats": args.repeats, "cpu": _cpu_name()}
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"meta": meta, "rows": rows}, f, indent=2)
+        print(f"results: {args.json}")
+    if args.plot and importlib.util.find_spec("matplotlib"):
+        plot(rows, backends, args.plot)
+        print(f"plot: {args.plot}")
+
+
+def _cpu_name() -> str:
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return "unknown"
+
+
+if __name__ == "__main__":
+    main()
