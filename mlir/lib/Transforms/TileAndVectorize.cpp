@@ -493,12 +493,28 @@ void tileConvolution(RewriterBase &rewriter, linalg::LinalgOp op,
         return c;
     return int64_t(1);
   };
+  // The input channels are a loop of blocks of 8: the vectorized body of one
+  // block is 8 x kw x (output channel block) FMAs; unrolling all channels
+  // instead makes the code (and LLVM's time) grow with the channel count.
+  auto cTile = [](int64_t c) -> int64_t { return c > 8 && c % 8 == 0 ? 8 : 0; };
   SmallVector<int64_t> sizes;
   if (isa<linalg::Conv2DNchwFchwOp>(op))
-    sizes = {1, std::min<int64_t>(ranges[1], 8), 1, owTile(ranges[3]), 0, 1, 0};
+    sizes = {1,
+             std::min<int64_t>(ranges[1], 8),
+             1,
+             owTile(ranges[3]),
+             cTile(ranges[4]),
+             1,
+             0};
   else if (isa<linalg::Conv2DNgchwGfchwOp>(op))
-    sizes = {1, 1, std::min<int64_t>(ranges[2], 8), 1, owTile(ranges[4]), 0,
-             1, 0};
+    sizes = {1,
+             1,
+             std::min<int64_t>(ranges[2], 8),
+             1,
+             owTile(ranges[4]),
+             cTile(ranges[5]),
+             1,
+             0};
   else if (isa<linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp>(op))
     sizes = {1, 1, 1, owTile(ranges[3]), 1, 0};
   else
