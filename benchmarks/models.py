@@ -28,6 +28,23 @@ from torch.nn import functional as F
 ModelFactory = Callable[[], tuple[nn.Module, Callable[[int], tuple[torch.Tensor, ...]]]]
 
 
+def calibrated(model: nn.Module, make_input: Callable[[int], tuple[torch.Tensor, ...]]) -> nn.Module:
+    """Gives BatchNorm layers the running statistics of real activations.
+
+    Freshly initialised BatchNorm (mean 0, variance 1) lets activations shrink layer after
+    layer until the output is nearly constant, which would make both the benchmark and the
+    error check meaningless; a trained network's statistics keep them normalised.
+    """
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.momentum = None  # cumulative average over the calibration batches
+    model.train()
+    with torch.no_grad():
+        for _ in range(2):
+            model(*make_input(4))
+    return model.eval()
+
+
 # ------------------------------------------------------------------ MLP
 def mlp(width: int = 1024, inputs: int = 784) -> ModelFactory:
     def make():
@@ -77,7 +94,9 @@ class ResNet(nn.Module):
 
 def resnet18(size: int = 224, widths: tuple[int, ...] = (64, 128, 256, 512)) -> ModelFactory:
     def make():
-        return ResNet(widths), lambda b: (torch.randn(b, 3, size, size),)
+        def make_input(b):
+            return (torch.randn(b, 3, size, size),)
+        return calibrated(ResNet(widths), make_input), make_input
     return make
 
 
@@ -127,7 +146,9 @@ class MobileNetV2(nn.Module):
 
 def mobilenet(size: int = 224, width: float = 1.0) -> ModelFactory:
     def make():
-        return MobileNetV2(width), lambda b: (torch.randn(b, 3, size, size),)
+        def make_input(b):
+            return (torch.randn(b, 3, size, size),)
+        return calibrated(MobileNetV2(width), make_input), make_input
     return make
 
 
