@@ -124,6 +124,8 @@ private:
   void foldOnHost(const c10::OperatorHandle &op, torch::jit::Stack *stack);
   std::vector<c10::IValue> runOnMeta(const c10::OperatorHandle &op,
                                      const std::vector<c10::IValue> &args);
+  std::vector<c10::IValue> callOnMeta(const c10::OperatorHandle &op,
+                                      const std::vector<c10::IValue> &args);
 
   poptorch_bridge::GraphBuilder builder;
   std::unordered_map<c10::TensorImpl *, TracedValue> values;
