@@ -4,6 +4,9 @@
 
 #include <torch/extension.h>
 
+#include <exception>
+#include <thread>
+
 namespace py = pybind11;
 using namespace poptorch;
 using poptorch_bridge::BufferRef;
@@ -41,9 +44,14 @@ PYBIND11_MODULE(_C, m) {
   py::class_<Program, std::shared_ptr<Program>>(m, "Program")
       .def_static(
           "compile",
-          [](const std::string &text, const std::string &dumpDir) {
+          [](const std::string &text, const std::string &dumpDir,
+             const std::string &deviceLoop, const std::string &cachePath,
+             const std::string &cacheKey) {
             poptorch_bridge::CompileOptions o;
             o.dumpDir = dumpDir;
+            o.deviceLoop = deviceLoop;
+            o.cachePath = cachePath;
+            o.cacheKey = cacheKey;
             std::unique_ptr<Program> p;
             {
               py::gil_scoped_release release;
@@ -51,7 +59,9 @@ PYBIND11_MODULE(_C, m) {
             }
             return std::shared_ptr<Program>(std::move(p));
           },
-          py::arg("module_text"), py::arg("dump_dir") = "")
+          py::arg("module_text"), py::arg("dump_dir") = "",
+          py::arg("device_loop") = "", py::arg("cache_path") = "",
+          py::arg("cache_key") = "")
       .def("run",
            [](Program &p, const std::vector<at::Tensor> &inputs,
               const std::vector<at::Tensor> &outputs) {
@@ -63,11 +73,49 @@ PYBIND11_MODULE(_C, m) {
              py::gil_scoped_release release;
              p.run(in, out);
            })
+      // Replicas: one run per replica, each on its own thread (the calling
+      // thread runs replica 0). The program is reentrant: it keeps no state
+      // between calls, and every run has its own buffers.
+      .def("run_replicas",
+           [](Program &p, const std::vector<std::vector<at::Tensor>> &inputs,
+              const std::vector<std::vector<at::Tensor>> &outputs) {
+             TORCH_CHECK(inputs.size() == outputs.size(),
+                         "poptorch internal error: one input and one output "
+                         "list per replica");
+             std::vector<std::vector<BufferRef>> in(inputs.size()),
+                 out(outputs.size());
+             for (size_t r = 0; r < inputs.size(); ++r) {
+               for (const at::Tensor &t : inputs[r])
+                 in[r].push_back(bufferOf(t));
+               for (const at::Tensor &t : outputs[r])
+                 out[r].push_back(bufferOf(t));
+             }
+             py::gil_scoped_release release;
+             std::vector<std::exception_ptr> errors(in.size());
+             auto runOne = [&](size_t r) {
+               try {
+                 p.run(in[r], out[r]);
+               } catch (...) {
+                 errors[r] = std::current_exception();
+               }
+             };
+             std::vector<std::thread> threads;
+             for (size_t r = 1; r < in.size(); ++r)
+               threads.emplace_back(runOne, r);
+             runOne(0);
+             for (std::thread &t : threads)
+               t.join();
+             for (std::exception_ptr &e : errors)
+               if (e)
+                 std::rethrow_exception(e);
+           })
       .def_property_readonly("stages", &Program::stages)
       .def_property_readonly("timings", &Program::timings)
+      .def_property_readonly("origin", &Program::origin)
       .def_property_readonly("argument_permutations",
                              &Program::argumentPermutations);
 
   m.def("release_all_programs", &poptorch_bridge::releaseAllPrograms);
   m.def("pipeline_stages", &poptorch_bridge::pipelineStages);
+  m.def("host_cpu", &poptorch_bridge::hostCpuDescription);
 }

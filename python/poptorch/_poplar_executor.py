@@ -6,7 +6,9 @@ import copy
 from typing import Any
 
 import torch
+import torch.utils._pytree as pytree
 
+from ._batching import Batching
 from ._logging import logger
 from ._tracing import Executable, Signature, trace
 from .options import Options
@@ -42,11 +44,19 @@ class PoplarExecutor:
         if self._user_model.training:
             logger.warning("poptorch: inferenceModel compiles the model in eval mode")
             self._user_model.eval()
-        graph = trace(self._user_model, *args,
+        # The model is traced for one micro-batch: a call's batch holds
+        # deviceIterations x replicationFactor of them (see _batching).
+        batching = Batching.from_options(self._options)
+        leaves = pytree.tree_leaves((tuple(args), dict(kwargs)))
+        batching.check_inputs([x for x in leaves if isinstance(x, torch.Tensor)],
+                              [f"input {i}" for i, x in enumerate(leaves)
+                               if isinstance(x, torch.Tensor)])
+        micro_args, micro_kwargs = pytree.tree_map(batching.micro_batch, (tuple(args), dict(kwargs)))
+        graph = trace(self._user_model, *micro_args,
                       source_location_excludes=self._options._values["source_location_excludes"],
-                      **kwargs)
+                      **micro_kwargs)
         self._executable = graph.compile(self._options)
-        self._signature = graph.signature
+        self._signature = self._executable.signature
         self.compile_count += 1
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
