@@ -440,6 +440,8 @@ public:
   }
 
   void storeInCache(const CompileOptions &options) {
+    llvm::sys::fs::create_directories(
+        llvm::sys::path::parent_path(options.cachePath));
     std::string tmp = options.cachePath + ".obj" + std::to_string(::getpid());
     engine->dumpToObjectFile(tmp);
     auto buffer = llvm::MemoryBuffer::getFile(tmp, /*IsText=*/false,

@@ -326,6 +326,11 @@ class Executable:
     def timings(self) -> list[tuple[str, float]]:
         return list(self._program.timings)
 
+    @property
+    def origin(self) -> str:
+        """"compiled", "loaded" (from the executable cache) or "recompiled: <why>"."""
+        return self._program.origin
+
     def _state_permutations(self) -> list[list[int]]:
         """Per parameter/buffer: the layout the program reads it in (prepacked)."""
         n_inputs = self.graph.num_inputs
