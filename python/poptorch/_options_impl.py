@@ -56,8 +56,8 @@ def _not_yet(reason: str) -> NotInEffect:
 # only warns for some values, the setter decides which; the reason lives here.
 NOT_IN_EFFECT: dict[str, NotInEffect] = {
     # -- top level
-    "inputReplicaGrouping": _not_yet("replication is not implemented yet, so there are no replica "
-                                     "groups to distribute inputs over"),
+    "inputReplicaGrouping": _not_yet("replica groups are not implemented yet; every replica "
+                                     "receives its own slice of the batch"),
     "setExecutionStrategy": _not_yet("pipelined, sharded and phased execution are not implemented "
                                      "yet; the whole model runs as one stage on the host CPU"),
     "updatableNamedBuffers": _not_yet("copying named buffers to a compiled model is not implemented "
