@@ -137,3 +137,65 @@ def test_unwritable_cache_dir_still_runs(tmp_path: Path) -> None:
     model, x = model_and_input()
     pm = poptorch.inferenceModel(model, poptorch.Options().enableExecutableCaching(str(blocker)))
     assert_matches(pm(x), model(x), atol=1e-6, rtol=1e-6)
+
+
+# ---------------------------------------------------------------------------
+# compileAndExport / poptorch.load / loadExecutable
+
+EXPORT = r"""
+import json, sys, time
+sys.path.insert(0, {python_dir!r})
+import torch, poptorch
+x = torch.arange(8 * 16, dtype=torch.float32).reshape(8, 16) / 100
+start = time.perf_counter()
+if {export!r}:
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(),
+                                torch.nn.Linear(32, 4)).eval()
+    model.register_buffer("calls", torch.zeros(()))
+    pm = poptorch.inferenceModel(model, poptorch.Options().deviceIterations(2))
+    pm.compileAndExport({path!r}, x)
+else:
+    pm = poptorch.load({path!r})
+seconds = time.perf_counter() - start
+y = pm(x)
+torch.save(y, {out!r})
+print(json.dumps({{"origin": pm.executable.origin, "seconds": seconds}}))
+"""
+
+
+def run_export(path: Path, out: Path, export: bool) -> dict:
+    script = EXPORT.format(python_dir=PYTHON_DIR, path=str(path), out=str(out), export=export)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_export_and_load_in_a_fresh_process(tmp_path: Path) -> None:
+    path = tmp_path / "model.poptorch"
+    first = run_export(path, tmp_path / "a.pt", export=True)
+    second = run_export(path, tmp_path / "b.pt", export=False)
+    assert second["origin"] == "loaded"
+    assert torch.equal(torch.load(tmp_path / "a.pt"), torch.load(tmp_path / "b.pt"))
+    print(f"\nexport {first['seconds']:.3f} s (trace + compile + write), "
+          f"load {second['seconds']:.3f} s")
+
+
+def test_load_executable_into_a_model_and_errors(tmp_path: Path) -> None:
+    model, x = model_and_input()
+    path = tmp_path / "m.poptorch"
+    poptorch.inferenceModel(model).compileAndExport(path, x, export_model=False)
+    pm = poptorch.inferenceModel(model)
+    pm.loadExecutable(path)
+    assert pm.isCompiled() and pm.executable.origin == "loaded"
+    assert_matches(pm(x), model(x), atol=1e-6, rtol=1e-6)
+    assert pm.compile_count == 0  # no tracing, no compiling
+    with pytest.raises(ValueError, match="export_model=False"):
+        poptorch.load(path)
+    bad = tmp_path / "bad.poptorch"
+    bad.write_bytes(b"garbage")
+    with pytest.raises(ValueError, match="not a file written by compileAndExport"):
+        poptorch.load(bad)
+    with pytest.raises(ValueError, match="does not have"):
+        poptorch.inferenceModel(torch.nn.Linear(3, 3).eval()).loadExecutable(path)

@@ -11,7 +11,7 @@ import torch  # noqa: F401  (the extension needs torch's libraries loaded first)
 
 from . import _C, enums, experimental
 from ._logging import logger, setLogLevel
-from ._poplar_executor import PoplarExecutor, inferenceModel
+from ._poplar_executor import PoplarExecutor, inferenceModel, load
 from ._tracing import Executable, TracedGraph, trace
 from .enums import *  # noqa: F403
 from .execution_strategy import (
@@ -41,6 +41,7 @@ __all__ = [
     "TracedGraph",
     "experimental",
     "inferenceModel",
+    "load",
     "logger",
     "setLogLevel",
     "trace",

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import copy
+import os
 from typing import Any
 
 import torch
 import torch.utils._pytree as pytree
 
+from . import _export
 from ._batching import Batching
 from ._logging import logger
 from ._tracing import Executable, Signature, trace
@@ -76,6 +78,20 @@ class PoplarExecutor:
         if self._executable is not None:
             self._executable.copy_weights_to_host()
 
+    def compileAndExport(self, filename: str | os.PathLike[str], *args: Any,  # noqa: N802
+                         export_model: bool = True, **kwargs: Any) -> None:
+        """Compiles for these inputs and writes the executable (and the model) to
+        ``filename``; ``poptorch.load(filename)`` runs it without compiling."""
+        if args or kwargs or self._executable is None:
+            self.compile(*args, **kwargs)
+        _export.export(self, filename, export_model=export_model)
+
+    def loadExecutable(self, filename: str | os.PathLike[str]) -> None:  # noqa: N802
+        """Uses the executable in ``filename`` (from ``compileAndExport``) for this model."""
+        blob = _export.read(filename)
+        self._executable = _export.executable_for(blob, self._user_model, self._options)
+        self._signature = self._executable.signature
+
     def destroy(self) -> None:
         self._executable = None
         self._signature = None
@@ -94,3 +110,21 @@ def inferenceModel(model: torch.nn.Module, options: Options | None = None) -> Po
         raise TypeError("poptorch.inferenceModel expects a torch.nn.Module; "
                         "use poptorch.experimental.IPUContext for functions")
     return PoplarExecutor(model, copy.copy(options) if options is not None else None)
+
+
+def load(filename: str | os.PathLike[str],
+         edit_opts_fn: Any | None = None) -> PoplarExecutor:
+    """PopTorch's ``poptorch.load``: the model and executable that ``compileAndExport``
+    wrote, ready to run without compiling. ``edit_opts_fn(options)`` may change options
+    that do not change the program."""
+    blob = _export.read(filename)
+    model = blob["model"]
+    if model is None:
+        raise ValueError(f"poptorch: {os.fspath(filename)} was exported with export_model=False; "
+                         "use inferenceModel(model, options).loadExecutable(filename)")
+    options = blob["options"]
+    if edit_opts_fn is not None:
+        edit_opts_fn(options)
+    executor = PoplarExecutor(model, options)
+    executor.loadExecutable(filename)
+    return executor
