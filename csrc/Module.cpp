@@ -4,8 +4,9 @@
 
 #include <torch/extension.h>
 
+#include <ATen/Parallel.h>
+
 #include <exception>
-#include <thread>
 
 namespace py = pybind11;
 using namespace poptorch;
@@ -73,9 +74,9 @@ PYBIND11_MODULE(_C, m) {
              py::gil_scoped_release release;
              p.run(in, out);
            })
-      // Replicas: one run per replica, each on its own thread (the calling
-      // thread runs replica 0). The program is reentrant: it keeps no state
-      // between calls, and every run has its own buffers.
+      // Replicas: one run per replica, spread over torch's intra-op thread
+      // pool (no thread is created per call). The program is reentrant: it
+      // keeps no state between calls, and every run has its own buffers.
       .def("run_replicas",
            [](Program &p, const std::vector<std::vector<at::Tensor>> &inputs,
               const std::vector<std::vector<at::Tensor>> &outputs) {
@@ -92,19 +93,16 @@ PYBIND11_MODULE(_C, m) {
              }
              py::gil_scoped_release release;
              std::vector<std::exception_ptr> errors(in.size());
-             auto runOne = [&](size_t r) {
-               try {
-                 p.run(in[r], out[r]);
-               } catch (...) {
-                 errors[r] = std::current_exception();
-               }
-             };
-             std::vector<std::thread> threads;
-             for (size_t r = 1; r < in.size(); ++r)
-               threads.emplace_back(runOne, r);
-             runOne(0);
-             for (std::thread &t : threads)
-               t.join();
+             at::parallel_for(0, int64_t(in.size()), 1,
+                              [&](int64_t begin, int64_t end) {
+                                for (int64_t r = begin; r < end; ++r) {
+                                  try {
+                                    p.run(in[r], out[r]);
+                                  } catch (...) {
+                                    errors[r] = std::current_exception();
+                                  }
+                                }
+                              });
              for (std::exception_ptr &e : errors)
                if (e)
                  std::rethrow_exception(e);

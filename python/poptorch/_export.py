@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import warnings
 from typing import Any
 
 import torch
@@ -57,7 +58,10 @@ def export(executor: Any, path: str | os.PathLike[str], export_model: bool = Tru
 
 def read(path: str | os.PathLike[str]) -> dict[str, Any]:
     try:
-        blob = torch.load(os.fspath(path), weights_only=False)
+        with warnings.catch_warnings():
+            # torch's own pytree specs warn about their deprecated classes when unpickled.
+            warnings.simplefilter("ignore", FutureWarning)
+            blob = torch.load(os.fspath(path), weights_only=False)
     except Exception as e:  # noqa: BLE001 - any unreadable file is the same user error
         raise ValueError(f"poptorch: {os.fspath(path)} is not a file written by "
                          f"compileAndExport ({type(e).__name__}: {e})") from None

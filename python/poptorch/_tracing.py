@@ -383,6 +383,12 @@ class Executable:
         # Program buffers are contiguous CPU tensors (ipu inputs are host memory too).
         inputs = [x.detach().cpu().contiguous() for x in user_inputs]
         batching = self.batching
+        if not batching.looped and not graph.buffer_update_args:
+            # The common call: one micro-batch, no writes (kept short: this is
+            # most of the per-call host overhead of a small model).
+            outputs = [torch.empty(shape, dtype=dtype) for shape, dtype in self._result_specs]
+            self._program.run(inputs + self._device_state, outputs)
+            return self._unflatten_outputs(outputs)
         if batching.looped:
             inputs = [batching.split_input(x) for x in inputs]
         replicas = batching.replicas
@@ -414,6 +420,10 @@ class Executable:
                        for i, shape in enumerate(self._output_shapes)]
         else:
             outputs = runs_out[0]
+        return self._unflatten_outputs(outputs)
+
+    def _unflatten_outputs(self, outputs: list[torch.Tensor]) -> Any:
+        graph = self.graph
         results = iter([outputs[r] for r in graph.output_results])
         out_leaves = [next(results) if isinstance(x, TensorSpec) else x
                       for x in graph.output_leaves]
