@@ -254,3 +254,80 @@ def test_options_are_honoured_without_warnings() -> None:
         o.outputMode(OutputMode.EveryN, 2).broadcastBuffers(False)
     assert not [w for w in caught if "poptorch: option" in str(w.message)]
     assert o._not_applicable_report() == []
+
+
+# ---------------------------------------------------------------------------
+# DataLoader, AsynchronousDataAccessor, small helpers, IPUContext with iterations
+
+
+def test_dataloader_combined_batches_feed_the_model() -> None:
+    o = opts(2, 2)
+    data = torch.utils.data.TensorDataset(torch.randn(40, 4))
+    loader = poptorch.DataLoader(o, data, batch_size=3)
+    assert loader.combined_batch_size == 12 and len(loader) == 3  # drop_last, as in PopTorch
+    model = Small().eval()
+    pm = poptorch.inferenceModel(model, o)
+    for (x,) in loader:
+        assert x.shape == (12, 4)
+        y, _ = pm(x)
+        assert_matches(y, model(x)[0], atol=1e-5, rtol=1e-5)
+    assert pm.compile_count == 1
+
+
+@pytest.mark.parametrize("mode", [poptorch.DataLoaderMode.Async, poptorch.DataLoaderMode.Sync])
+def test_async_dataloader_yields_the_same_batches(mode) -> None:
+    data = torch.utils.data.TensorDataset(torch.arange(24.0).reshape(12, 2))
+    sync = [x for (x,) in poptorch.DataLoader(opts(2), data, batch_size=2)]
+    loader = poptorch.DataLoader(opts(2), data, batch_size=2, mode=mode)
+    for _ in range(2):  # two epochs
+        got = [x for (x,) in loader]
+        assert len(got) == len(sync) == 3
+        for a, b in zip(got, sync, strict=True):
+            assert torch.equal(a, b)
+
+
+def test_asynchronous_data_accessor_early_exit_and_errors() -> None:
+    acc = poptorch.AsynchronousDataAccessor([torch.full((2,), float(i)) for i in range(10)],
+                                            buffer_size=2)
+    first = next(iter(acc))
+    assert torch.equal(first, torch.zeros(2))
+    assert [t[0].item() for t in acc] == list(map(float, range(10)))
+    acc.terminate()
+
+    def broken():
+        yield torch.zeros(1)
+        raise RuntimeError("dataset failed")
+
+    with pytest.raises(RuntimeError, match="dataset failed"):
+        list(poptorch.AsynchronousDataAccessor(broken(), load_indefinitely=False))
+
+
+def test_helpers_in_a_compiled_model() -> None:
+    seen = []
+
+    class M(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            seen.append(poptorch.isRunningOnIpu())
+            y = poptorch.nop(x * 2)
+            y = poptorch.recomputationCheckpoint(y)
+            y = poptorch.set_available_memory(y, 0.5)
+            return y, poptorch.identity_loss(y, "mean")
+
+    x = torch.randn(3, 4)
+    expected = M()(x)
+    assert_matches(poptorch.inferenceModel(M())(x), expected)
+    assert seen == [False, True]
+    with pytest.raises(ValueError, match="reduction"):
+        poptorch.identity_loss(x, "max")
+    with pytest.raises(ValueError, match="available_memory_proportion"):
+        poptorch.set_available_memory(x, 1.5)
+
+
+def test_ipu_context_with_device_iterations() -> None:
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return x.sum(1)
+
+    ctx = poptorch.experimental.IPUContext(f, options=opts(4, 1, OutputMode.Final))
+    x = torch.randn(8, 3)
+    assert_matches(ctx(x), x[6:].sum(1))
+    assert_matches(ctx(x), x[6:].sum(1))

@@ -125,3 +125,14 @@ class Batching:
         if len(shape) == 0:
             return stacked.reshape((n,) if n > 1 else ())
         return stacked.reshape(n * shape[0], *shape[1:])
+
+
+def micro_batch_call(batching: Batching, args: Sequence[Any],
+                     kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Checks a call's inputs and returns its first micro-batch (what is traced)."""
+    import torch.utils._pytree as pytree
+
+    leaves = pytree.tree_leaves((tuple(args), dict(kwargs)))
+    tensors = [(i, x) for i, x in enumerate(leaves) if isinstance(x, torch.Tensor)]
+    batching.check_inputs([x for _, x in tensors], [f"input {i}" for i, _ in tensors])
+    return pytree.tree_map(batching.micro_batch, (tuple(args), dict(kwargs)))

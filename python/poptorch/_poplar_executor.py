@@ -7,10 +7,9 @@ import os
 from typing import Any
 
 import torch
-import torch.utils._pytree as pytree
 
 from . import _export
-from ._batching import Batching
+from ._batching import Batching, micro_batch_call
 from ._logging import logger
 from ._tracing import Executable, Signature, trace
 from .options import Options
@@ -48,12 +47,8 @@ class PoplarExecutor:
             self._user_model.eval()
         # The model is traced for one micro-batch: a call's batch holds
         # deviceIterations x replicationFactor of them (see _batching).
-        batching = Batching.from_options(self._options)
-        leaves = pytree.tree_leaves((tuple(args), dict(kwargs)))
-        batching.check_inputs([x for x in leaves if isinstance(x, torch.Tensor)],
-                              [f"input {i}" for i, x in enumerate(leaves)
-                               if isinstance(x, torch.Tensor)])
-        micro_args, micro_kwargs = pytree.tree_map(batching.micro_batch, (tuple(args), dict(kwargs)))
+        micro_args, micro_kwargs = micro_batch_call(Batching.from_options(self._options),
+                                                    args, kwargs)
         graph = trace(self._user_model, *micro_args,
                       source_location_excludes=self._options._values["source_location_excludes"],
                       **micro_kwargs)

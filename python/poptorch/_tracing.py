@@ -21,7 +21,7 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
-from . import _C
+from . import _C, _helpers
 from ._batching import Batching
 from ._logging import logger
 
@@ -252,6 +252,7 @@ def trace(
         return model(*call_args, **call_kwargs)
 
     tracer.activate()
+    _helpers._tracing_depth += 1
     try:
         with torch.inference_mode():
             out = torch.func.functionalize(run, remove="mutations_and_views")(
@@ -260,6 +261,7 @@ def trace(
         tensors = [x for x in out_leaves if isinstance(x, torch.Tensor)]
         num_output_results, output_results = tracer.finish(tensors)
     finally:
+        _helpers._tracing_depth -= 1
         tracer.deactivate()
 
     elapsed = time.perf_counter() - start
