@@ -331,3 +331,25 @@ def test_ipu_context_with_device_iterations() -> None:
     x = torch.randn(8, 3)
     assert_matches(ctx(x), x[6:].sum(1))
     assert_matches(ctx(x), x[6:].sum(1))
+
+
+def test_seed_ipu_config_compiles_and_runs(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    """The seed's build_ipu_config, run unchanged: replication 2, outputMode All, an
+    executable cache in ./exec (here under tmp_path)."""
+    import argparse
+
+    from test_options import _load_seed_config
+
+    module = _load_seed_config(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        o = module.build_ipu_config(argparse.Namespace(replication_factor=2,
+                                                       optimizer_state_offchip=False))
+    model = Small().eval()
+    x = torch.randn(2 * 3, 4)
+    pm = poptorch.inferenceModel(model, o)
+    y, s = pm(x)
+    ey, es = expected_outputs(eager_slices(model, x, 1, 2), OutputMode.All, 1)
+    assert_matches((y, s), (ey, es), atol=1e-5, rtol=1e-5)
+    assert len(list((tmp_path / "exec").glob("*.poptorch-exec"))) == 1
