@@ -353,3 +353,30 @@ def test_seed_ipu_config_compiles_and_runs(monkeypatch: pytest.MonkeyPatch, tmp_
     ey, es = expected_outputs(eager_slices(model, x, 1, 2), OutputMode.All, 1)
     assert_matches((y, s), (ey, es), atol=1e-5, rtol=1e-5)
     assert len(list((tmp_path / "exec").glob("*.poptorch-exec"))) == 1
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.int32, torch.float64])
+@pytest.mark.parametrize("mode", [OutputMode.All, OutputMode.Sum, OutputMode.Final])
+def test_iterations_keep_dtypes_and_pass_through_outputs(dtype: torch.dtype, mode: OutputMode) -> None:
+    """Outputs keep their dtype; an output that is the input itself, and a constant output,
+    are collected like any other."""
+
+    class M(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+            return x, x * 3, torch.ones(2, dtype=dtype)
+
+    x = (torch.arange(24).reshape(12, 2) % 7).to(dtype)
+    got = poptorch.inferenceModel(M(), opts(3, 2, mode))(x)
+    expected = expected_outputs(eager_slices(M(), x, 3, 2), mode, 1)
+    for g, e in zip(got, expected, strict=True):
+        assert g.dtype == dtype
+        assert_matches(g, e)
+
+
+def test_sum_of_a_bool_output_is_an_error() -> None:
+    class M(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x > 0
+
+    with pytest.raises(poptorch._C.CompileError, match="OutputMode.Sum cannot sum output 0"):
+        poptorch.inferenceModel(M(), opts(2, 1, OutputMode.Sum))(torch.randn(4, 2))
