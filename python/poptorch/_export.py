@@ -29,18 +29,21 @@ _GRAPH_FIELDS = ("mlir", "signature", "output_treespec", "output_leaves", "buffe
                  "num_output_results", "output_results", "num_ops", "trace_seconds")
 
 
-def export(executor: Any, path: str | os.PathLike[str], export_model: bool = True) -> None:
-    """Writes the compiled ``executor`` (a PoplarExecutor) to ``path``."""
+def export(executor: Any, path: str | os.PathLike[str], export_model: bool = True,
+           cache_dir: str | None = None) -> None:
+    """Writes the compiled ``executor`` (a PoplarExecutor) to ``path``. ``cache_dir`` is
+    the executable cache it was just compiled with, if any (saves compiling again)."""
     exe: Executable = executor.executable
     graph = exe.graph
     options = executor.options
     batching = exe.batching
-    with tempfile.TemporaryDirectory() as cache_dir:
+    with tempfile.TemporaryDirectory() as private_dir:
         opts = options.clone()
-        opts._values["executable_cache_dir"] = cache_dir
+        opts._values["executable_cache_dir"] = cache_dir or private_dir
         entry_path, key = _cache_entry(opts, graph.mlir, batching.device_loop())
-        # Compile into the private cache (the program writes the entry).
-        _C.Program.compile(graph.mlir, "", batching.device_loop(), entry_path, key)
+        if not os.path.isfile(entry_path):
+            # Compile into the private cache (the program writes the entry).
+            _C.Program.compile(graph.mlir, "", batching.device_loop(), entry_path, key)
         with open(entry_path, "rb") as f:
             entry = f.read()
     blob = {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import os
+import tempfile
 from typing import Any
 
 import torch
@@ -77,9 +78,19 @@ class PoplarExecutor:
                          export_model: bool = True, **kwargs: Any) -> None:
         """Compiles for these inputs and writes the executable (and the model) to
         ``filename``; ``poptorch.load(filename)`` runs it without compiling."""
-        if args or kwargs or self._executable is None:
-            self.compile(*args, **kwargs)
-        _export.export(self, filename, export_model=export_model)
+        if not (args or kwargs or self._executable is None):
+            _export.export(self, filename, export_model=export_model)
+            return
+        # Compile with a private executable cache, whose entry is what the file holds.
+        values = self._options._values
+        user_cache = values["executable_cache_dir"]
+        with tempfile.TemporaryDirectory() as cache_dir:
+            values["executable_cache_dir"] = cache_dir
+            try:
+                self.compile(*args, **kwargs)
+            finally:
+                values["executable_cache_dir"] = user_cache
+            _export.export(self, filename, export_model=export_model, cache_dir=cache_dir)
 
     def loadExecutable(self, filename: str | os.PathLike[str]) -> None:  # noqa: N802
         """Uses the executable in ``filename`` (from ``compileAndExport``) for this model."""
