@@ -380,3 +380,27 @@ def test_sum_of_a_bool_output_is_an_error() -> None:
 
     with pytest.raises(poptorch._C.CompileError, match="OutputMode.Sum cannot sum output 0"):
         poptorch.inferenceModel(M(), opts(2, 1, OutputMode.Sum))(torch.randn(4, 2))
+
+
+def test_detach_and_attach() -> None:
+    model = Counter().eval()
+    pm = poptorch.inferenceModel(model, opts(2))
+    with pytest.raises(RuntimeError, match="not been compiled"):
+        pm.detachFromDevice()
+    x = torch.randn(4, 3)
+    pm(x)
+    assert pm.isAttachedToDevice()
+    pm.detachFromDevice()
+    assert not pm.isAttachedToDevice()
+    with pytest.raises(RuntimeError, match="not attached"):
+        pm.detachFromDevice()
+    # The device's buffers were dropped: the next call re-attaches with the host's (count 0).
+    assert_matches(pm(x), torch.cat([x[:2] * 1, x[2:] * 2]))
+    assert pm.isAttachedToDevice() and pm.compile_count == 1
+    with pytest.raises(RuntimeError, match="already attached"):
+        pm.attachToDevice()
+    pm.copyWeightsToHost()
+    assert model.count.item() == 2
+    pm.detachFromDevice()
+    pm.attachToDevice()
+    assert_matches(pm(x), torch.cat([x[:2] * 3, x[2:] * 4]))

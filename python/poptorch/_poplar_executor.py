@@ -29,6 +29,7 @@ class PoplarExecutor:
         self._executable: Executable | None = None
         self._signature: Signature | None = None
         self.compile_count = 0
+        self._attached = False
 
     @property
     def model(self) -> torch.nn.Module:
@@ -55,6 +56,7 @@ class PoplarExecutor:
                       **micro_kwargs)
         self._executable = graph.compile(self._options)
         self._signature = self._executable.signature
+        self._attached = True
         self.compile_count += 1
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -64,6 +66,8 @@ class PoplarExecutor:
         elif sig != self._signature:
             logger.warning("poptorch: recompiling because %s", self._signature.diff(sig))
             self.compile(*args, **kwargs)
+        elif not self._attached:
+            self.attachToDevice()  # as PopTorch: a detached model re-attaches when called
         return self._executable.run_unchecked(args, kwargs)
 
     def copyWeightsToDevice(self) -> None:  # noqa: N802
@@ -97,10 +101,35 @@ class PoplarExecutor:
         blob = _export.read(filename)
         self._executable = _export.executable_for(blob, self._user_model, self._options)
         self._signature = self._executable.signature
+        self._attached = True
+
+    def isAttachedToDevice(self) -> bool:  # noqa: N802
+        return self._attached
+
+    def detachFromDevice(self) -> None:  # noqa: N802
+        """Releases the device: its copy of the weights and buffers is dropped (buffer
+        updates not yet copied with copyWeightsToHost() are lost, as on an IPU)."""
+        if self._executable is None:
+            raise RuntimeError("poptorch: cannot detach from the device: the model has not been "
+                               "compiled")
+        if not self._attached:
+            raise RuntimeError("poptorch: cannot detach from the device: it is not attached")
+        self._attached = False
+
+    def attachToDevice(self) -> None:  # noqa: N802
+        """Attaches again and uploads the host model's weights and buffers."""
+        if self._executable is None:
+            raise RuntimeError("poptorch: cannot attach to the device: the model has not been "
+                               "compiled")
+        if self._attached:
+            raise RuntimeError("poptorch: cannot attach to the device: it is already attached")
+        self._executable.copy_weights_to_device()
+        self._attached = True
 
     def destroy(self) -> None:
         self._executable = None
         self._signature = None
+        self._attached = False
 
     @property
     def executable(self) -> Executable | None:
