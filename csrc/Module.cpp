@@ -4,6 +4,10 @@
 
 #include <torch/extension.h>
 
+#include <ATen/Parallel.h>
+
+#include <exception>
+
 namespace py = pybind11;
 using namespace poptorch;
 using poptorch_bridge::BufferRef;
@@ -41,9 +45,14 @@ PYBIND11_MODULE(_C, m) {
   py::class_<Program, std::shared_ptr<Program>>(m, "Program")
       .def_static(
           "compile",
-          [](const std::string &text, const std::string &dumpDir) {
+          [](const std::string &text, const std::string &dumpDir,
+             const std::string &deviceLoop, const std::string &cachePath,
+             const std::string &cacheKey) {
             poptorch_bridge::CompileOptions o;
             o.dumpDir = dumpDir;
+            o.deviceLoop = deviceLoop;
+            o.cachePath = cachePath;
+            o.cacheKey = cacheKey;
             std::unique_ptr<Program> p;
             {
               py::gil_scoped_release release;
@@ -51,7 +60,9 @@ PYBIND11_MODULE(_C, m) {
             }
             return std::shared_ptr<Program>(std::move(p));
           },
-          py::arg("module_text"), py::arg("dump_dir") = "")
+          py::arg("module_text"), py::arg("dump_dir") = "",
+          py::arg("device_loop") = "", py::arg("cache_path") = "",
+          py::arg("cache_key") = "")
       .def("run",
            [](Program &p, const std::vector<at::Tensor> &inputs,
               const std::vector<at::Tensor> &outputs) {
@@ -63,11 +74,46 @@ PYBIND11_MODULE(_C, m) {
              py::gil_scoped_release release;
              p.run(in, out);
            })
+      // Replicas: one run per replica, spread over torch's intra-op thread
+      // pool (no thread is created per call). The program is reentrant: it
+      // keeps no state between calls, and every run has its own buffers.
+      .def("run_replicas",
+           [](Program &p, const std::vector<std::vector<at::Tensor>> &inputs,
+              const std::vector<std::vector<at::Tensor>> &outputs) {
+             TORCH_CHECK(inputs.size() == outputs.size(),
+                         "poptorch internal error: one input and one output "
+                         "list per replica");
+             std::vector<std::vector<BufferRef>> in(inputs.size()),
+                 out(outputs.size());
+             for (size_t r = 0; r < inputs.size(); ++r) {
+               for (const at::Tensor &t : inputs[r])
+                 in[r].push_back(bufferOf(t));
+               for (const at::Tensor &t : outputs[r])
+                 out[r].push_back(bufferOf(t));
+             }
+             py::gil_scoped_release release;
+             std::vector<std::exception_ptr> errors(in.size());
+             at::parallel_for(0, int64_t(in.size()), 1,
+                              [&](int64_t begin, int64_t end) {
+                                for (int64_t r = begin; r < end; ++r) {
+                                  try {
+                                    p.run(in[r], out[r]);
+                                  } catch (...) {
+                                    errors[r] = std::current_exception();
+                                  }
+                                }
+                              });
+             for (std::exception_ptr &e : errors)
+               if (e)
+                 std::rethrow_exception(e);
+           })
       .def_property_readonly("stages", &Program::stages)
       .def_property_readonly("timings", &Program::timings)
+      .def_property_readonly("origin", &Program::origin)
       .def_property_readonly("argument_permutations",
                              &Program::argumentPermutations);
 
   m.def("release_all_programs", &poptorch_bridge::releaseAllPrograms);
   m.def("pipeline_stages", &poptorch_bridge::pipelineStages);
+  m.def("host_cpu", &poptorch_bridge::hostCpuDescription);
 }

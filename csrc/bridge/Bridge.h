@@ -110,6 +110,14 @@ struct BufferRef {
 
 struct CompileOptions {
   std::string dumpDir; // empty: no dumps
+  /// Passes run before the pipeline's stages as stage "device-loop" (the
+  /// poptorch-device-iterations pass with its options); empty: none.
+  std::string deviceLoop;
+  /// Executable cache (Options.enableExecutableCaching): the entry's file and
+  /// the key it must record. A valid entry is loaded instead of compiling; a
+  /// missing, stale or damaged one is (re)written after compiling.
+  std::string cachePath;
+  std::string cacheKey;
   bool printStageTimings = false;
 };
 
@@ -134,7 +142,14 @@ public:
   /// caller to have applied to it (poptorch-prepack-parameters), or empty.
   virtual const std::vector<std::vector<int64_t>> &
   argumentPermutations() const = 0;
+  /// How the executable was obtained: "compiled", "loaded" (from the cache),
+  /// or "recompiled: <why the cache entry was rejected>".
+  virtual const std::string &origin() const = 0;
 };
+
+/// The host CPU (name and features) the JIT compiles for: part of the cache
+/// key, since object code for one CPU may not run on another.
+std::string hostCpuDescription();
 
 /// Releases every live JIT engine; called at interpreter exit so that no
 /// ExecutionEngine outlives LLVM's static destructors.

@@ -26,16 +26,25 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "poptorch/Transforms/Passes.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
+#include "llvm/TargetParser/Host.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <mutex>
 #include <set>
+#include <unistd.h>
 
 using namespace mlir;
 
@@ -99,6 +108,150 @@ std::string toText(Operation *op) {
   return s;
 }
 
+//===----------------------------------------------------------------------===//
+// Executable cache: the object code of a compiled program on disk.
+//
+// An entry is one file: magic, the cache key it was written for, the
+// argument permutations (metadata the runtime needs), the object code that
+// ExecutionEngine produced, and an xxh3 checksum of all of it. Anything that
+// does not check out (another key, wrong length, bad checksum, an object the
+// JIT linker rejects) is reported as a reason and the caller recompiles.
+//===----------------------------------------------------------------------===//
+
+constexpr char kCacheMagic[8] = {'P', 'T', 'E', 'X', 'E', 'C', '0', '1'};
+
+void putU64(std::string &out, uint64_t v) {
+  out.append(reinterpret_cast<const char *>(&v), sizeof(v));
+}
+
+bool getU64(llvm::StringRef &in, uint64_t &v) {
+  if (in.size() < sizeof(v))
+    return false;
+  std::memcpy(&v, in.data(), sizeof(v));
+  in = in.drop_front(sizeof(v));
+  return true;
+}
+
+bool getBytes(llvm::StringRef &in, llvm::StringRef &bytes) {
+  uint64_t n;
+  if (!getU64(in, n) || in.size() < n)
+    return false;
+  bytes = in.take_front(n);
+  in = in.drop_front(n);
+  return true;
+}
+
+std::string encodePermutations(const std::vector<std::vector<int64_t>> &ps) {
+  std::string out;
+  putU64(out, ps.size());
+  for (auto &p : ps) {
+    putU64(out, p.size());
+    for (int64_t d : p)
+      putU64(out, uint64_t(d));
+  }
+  return out;
+}
+
+bool decodePermutations(llvm::StringRef in,
+                        std::vector<std::vector<int64_t>> &ps) {
+  uint64_t n;
+  if (!getU64(in, n) || n > in.size())
+    return false;
+  ps.assign(n, {});
+  for (auto &p : ps) {
+    uint64_t m;
+    if (!getU64(in, m) || m > in.size())
+      return false;
+    for (uint64_t i = 0; i < m; ++i) {
+      uint64_t d;
+      if (!getU64(in, d))
+        return false;
+      p.push_back(int64_t(d));
+    }
+  }
+  return in.empty();
+}
+
+/// Writes an entry atomically (temporary file, then rename), so that a
+/// concurrent reader never sees half an entry. Failures only lose the cache.
+void writeCacheEntry(const CompileOptions &o, llvm::StringRef object,
+                     const std::vector<std::vector<int64_t>> &perms) {
+  std::string data(kCacheMagic, sizeof(kCacheMagic));
+  auto putBytes = [&](llvm::StringRef b) {
+    putU64(data, b.size());
+    data.append(b.data(), b.size());
+  };
+  putBytes(o.cacheKey);
+  putBytes(encodePermutations(perms));
+  putBytes(object);
+  putU64(data, llvm::xxh3_64bits(llvm::StringRef(data)));
+  llvm::sys::fs::create_directories(llvm::sys::path::parent_path(o.cachePath));
+  std::string tmp = o.cachePath + ".tmp" + std::to_string(::getpid());
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(tmp, ec);
+    if (ec)
+      return;
+    os << data;
+  }
+  if (llvm::sys::fs::rename(tmp, o.cachePath))
+    llvm::sys::fs::remove(tmp);
+}
+
+/// Reads and checks an entry; on failure returns false and says why.
+bool readCacheEntry(const CompileOptions &o, std::string &object,
+                    std::vector<std::vector<int64_t>> &perms,
+                    std::string &why) {
+  auto buffer = llvm::MemoryBuffer::getFile(o.cachePath, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    why = "no cache entry";
+    return false;
+  }
+  llvm::StringRef all = (*buffer)->getBuffer();
+  if (all.size() < sizeof(kCacheMagic) + 8 ||
+      !all.starts_with(llvm::StringRef(kCacheMagic, sizeof(kCacheMagic)))) {
+    why = "the cache entry is not a poptorch executable";
+    return false;
+  }
+  llvm::StringRef body = all.drop_back(8), tail = all.take_back(8);
+  uint64_t checksum;
+  getU64(tail, checksum);
+  llvm::StringRef in = body.drop_front(sizeof(kCacheMagic)), key, meta, obj;
+  if (!getBytes(in, key) || !getBytes(in, meta) || !getBytes(in, obj) ||
+      !in.empty()) {
+    why = "the cache entry is truncated or malformed";
+    return false;
+  }
+  if (key != o.cacheKey) {
+    why = "the cache entry was written for another model, compiler or CPU";
+    return false;
+  }
+  if (checksum != llvm::xxh3_64bits(body)) {
+    why = "the cache entry is corrupted (checksum mismatch)";
+    return false;
+  }
+  if (!decodePermutations(meta, perms)) {
+    why = "the cache entry's metadata is malformed";
+    return false;
+  }
+  object = obj.str();
+  return true;
+}
+
+/// The pipeline's stages, preceded by the device-iteration loop when the
+/// program runs more than one micro-batch per call.
+std::vector<std::pair<std::string, std::string>>
+stagesFor(const CompileOptions &options) {
+  std::vector<std::pair<std::string, std::string>> stages;
+  if (!options.deviceLoop.empty())
+    stages.emplace_back("device-loop",
+                        "builtin.module(" + options.deviceLoop + ")");
+  for (auto &stage : poptorch::getCompilePipelineStages())
+    stages.push_back(stage);
+  return stages;
+}
+
 class JitProgram final : public Program {
 public:
   JitProgram() {
@@ -110,10 +263,21 @@ public:
     liveProgramsSet().erase(this);
   }
 
-  void release() { engine.reset(); }
+  void release() {
+    entryPoint = nullptr;
+    engine.reset();
+    loaded.reset();
+  }
 
   void compile(const std::string &moduleText, const CompileOptions &options) {
     initOnce();
+    if (!options.cachePath.empty()) {
+      std::string why;
+      if (loadFromCache(moduleText, options, why))
+        return;
+      if (why != "no cache entry")
+        originText = "recompiled: " + why;
+    }
     DialectRegistry registry;
     poptorch::registerAllPoptorchDialects(registry);
     MLIRContext ctx(registry);
@@ -140,7 +304,7 @@ public:
     dump(options, 0, "captured", moduleText);
 
     int index = 1;
-    for (auto &[name, text] : poptorch::getCompilePipelineStages()) {
+    for (auto &[name, text] : stagesFor(options)) {
       auto ts = clock();
       PassManager pm(&ctx, ModuleOp::getOperationName());
       std::string err;
@@ -187,6 +351,7 @@ public:
     for (auto &p : sharedLibs)
       sharedLibRefs.push_back(p);
     eo.sharedLibPaths = sharedLibRefs;
+    eo.enableObjectDump = !options.cachePath.empty();
     diags.clear();
     auto created = ExecutionEngine::create(*module, eo, std::move(*tm));
     if (!created) {
@@ -203,12 +368,92 @@ public:
             llvm::JITSymbolFlags::Exported};
       return map;
     });
+    auto entry = engine->lookupPacked("_mlir_ciface_main");
+    if (!entry)
+      throw CompileError("the compiled program has no entry point: " +
+                         llvm::toString(entry.takeError()));
+    entryPoint = *entry;
     stageTimes.emplace_back("jit", seconds(clock() - tj));
+    if (!options.cachePath.empty())
+      storeInCache(options);
+  }
+
+  /// Loads the cached object code with an ORC LLJIT linked against the same
+  /// runtime symbols as a fresh engine. Never throws: any problem is a reason
+  /// to recompile.
+  bool loadFromCache(const std::string &moduleText,
+                     const CompileOptions &options, std::string &why) {
+    auto t0 = std::chrono::steady_clock::now();
+    std::string object;
+    std::vector<std::vector<int64_t>> perms;
+    if (!readCacheEntry(options, object, perms, why))
+      return false;
+    auto fail = [&](llvm::Error err) {
+      why = "the cached object code cannot be linked: " +
+            llvm::toString(std::move(err));
+      loaded.reset();
+      return false;
+    };
+    auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!tmBuilder)
+      return fail(tmBuilder.takeError());
+    auto jit = llvm::orc::LLJITBuilder()
+                   .setJITTargetMachineBuilder(std::move(*tmBuilder))
+                   .create();
+    if (!jit)
+      return fail(jit.takeError());
+    loaded = std::move(*jit);
+    llvm::orc::JITDylib &jd = loaded->getMainJITDylib();
+    llvm::orc::SymbolMap runtime;
+    for (const auto &entry : asyncRuntimeSymbols())
+      runtime[loaded->mangleAndIntern(entry.getKey())] = {
+          llvm::orc::ExecutorAddr::fromPtr(entry.getValue()),
+          llvm::JITSymbolFlags::Exported};
+    if (auto err = jd.define(llvm::orc::absoluteSymbols(std::move(runtime))))
+      return fail(std::move(err));
+    // libm, libc and the MLIR runner utils come from the process.
+    std::string utils =
+        std::string(POPTORCH_MLIR_LIB_DIR) + "/libmlir_c_runner_utils.so";
+    if (llvm::sys::fs::exists(utils))
+      llvm::sys::DynamicLibrary::LoadLibraryPermanently(utils.c_str());
+    auto process =
+        llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+            loaded->getDataLayout().getGlobalPrefix());
+    if (!process)
+      return fail(process.takeError());
+    jd.addGenerator(std::move(*process));
+    if (auto err = loaded->addObjectFile(
+            llvm::MemoryBuffer::getMemBufferCopy(object, options.cachePath)))
+      return fail(std::move(err));
+    auto sym = loaded->lookup("_mlir__mlir_ciface_main");
+    if (!sym)
+      return fail(sym.takeError());
+    if (auto err = loaded->initialize(jd))
+      return fail(std::move(err));
+    entryPoint = sym->toPtr<void (*)(void **)>();
+    permutations = std::move(perms);
+    stageTexts.emplace_back("captured", moduleText);
+    stageTimes.emplace_back("load-cache",
+                            seconds(std::chrono::steady_clock::now() - t0));
+    originText = "loaded";
+    return true;
+  }
+
+  void storeInCache(const CompileOptions &options) {
+    llvm::sys::fs::create_directories(
+        llvm::sys::path::parent_path(options.cachePath));
+    std::string tmp = options.cachePath + ".obj" + std::to_string(::getpid());
+    engine->dumpToObjectFile(tmp);
+    auto buffer = llvm::MemoryBuffer::getFile(tmp, /*IsText=*/false,
+                                              /*RequiresNullTerminator=*/false);
+    llvm::sys::fs::remove(tmp);
+    if (buffer)
+      writeCacheEntry(options, (*buffer)->getBuffer(), permutations);
   }
 
   void run(const std::vector<BufferRef> &inputs,
            const std::vector<BufferRef> &outputs) override {
-    if (!engine)
+    if (!entryPoint)
       throw CompileError(
           "the program was released (interpreter exit or destroy())");
     // One memref descriptor per argument: {alloc, aligned, offset, sizes,
@@ -239,10 +484,7 @@ public:
       descPtrs[i] = descs[i].data();
       args[i] = &descPtrs[i];
     }
-    llvm::Error err = engine->invokePacked("_mlir_ciface_main", args);
-    if (err)
-      throw CompileError("cannot run the program: " +
-                         llvm::toString(std::move(err)));
+    entryPoint(args.data());
   }
 
   const std::vector<std::pair<std::string, std::string>> &
@@ -256,6 +498,7 @@ public:
   const std::vector<std::pair<std::string, double>> &timings() const override {
     return stageTimes;
   }
+  const std::string &origin() const override { return originText; }
 
 private:
   static double seconds(std::chrono::steady_clock::duration d) {
@@ -276,6 +519,9 @@ private:
   }
 
   std::unique_ptr<ExecutionEngine> engine;
+  std::unique_ptr<llvm::orc::LLJIT> loaded; // a program from the cache
+  void (*entryPoint)(void **) = nullptr;    // the packed @main
+  std::string originText = "compiled";
   std::vector<std::string> sharedLibs;
   std::vector<llvm::StringRef> sharedLibRefs;
   std::vector<std::pair<std::string, std::string>> stageTexts;
@@ -306,6 +552,19 @@ std::unique_ptr<Program> Program::compile(const std::string &moduleText,
   auto p = std::make_unique<JitProgram>();
   p->compile(moduleText, options);
   return p;
+}
+
+std::string hostCpuDescription() {
+  std::string out = llvm::sys::getHostCPUName().str();
+  auto features = llvm::sys::getHostCPUFeatures();
+  std::vector<std::string> on;
+  for (auto &f : features)
+    if (f.getValue())
+      on.push_back(f.getKey().str());
+  std::sort(on.begin(), on.end());
+  for (auto &f : on)
+    out += "," + f;
+  return out;
 }
 
 void releaseAllPrograms() {

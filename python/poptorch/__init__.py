@@ -10,8 +10,16 @@ import atexit
 import torch  # noqa: F401  (the extension needs torch's libraries loaded first)
 
 from . import _C, enums, experimental
+from ._dataloader import AsynchronousDataAccessor, DataLoader
+from ._helpers import (
+    identity_loss,
+    isRunningOnIpu,
+    nop,
+    recomputationCheckpoint,
+    set_available_memory,
+)
 from ._logging import logger, setLogLevel
-from ._poplar_executor import PoplarExecutor, inferenceModel
+from ._poplar_executor import PoplarExecutor, inferenceModel, load
 from ._tracing import Executable, TracedGraph, trace
 from .enums import *  # noqa: F403
 from .execution_strategy import (
@@ -28,6 +36,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     *enums.__all__,
+    "AsynchronousDataAccessor",
+    "DataLoader",
     "Executable",
     "Options",
     "ParallelPhasedExecution",
@@ -40,8 +50,14 @@ __all__ = [
     "TensorLocationSettings",
     "TracedGraph",
     "experimental",
+    "identity_loss",
+    "isRunningOnIpu",
     "inferenceModel",
+    "load",
     "logger",
+    "nop",
+    "recomputationCheckpoint",
+    "set_available_memory",
     "setLogLevel",
     "trace",
 ]

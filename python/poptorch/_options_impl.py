@@ -56,15 +56,8 @@ def _not_yet(reason: str) -> NotInEffect:
 # only warns for some values, the setter decides which; the reason lives here.
 NOT_IN_EFFECT: dict[str, NotInEffect] = {
     # -- top level
-    "deviceIterations": _not_yet("the device-iteration loop is not implemented yet; each call runs "
-                                 "one iteration on the whole batch"),
-    "replicationFactor": _not_yet("replication is not implemented yet; the model runs once on the "
-                                  "whole batch"),
-    "inputReplicaGrouping": _not_yet("replication is not implemented yet, so there are no replica "
-                                     "groups to distribute inputs over"),
-    "enableExecutableCaching": _not_yet("the executable cache is not implemented yet"),
-    "outputMode": _not_yet("OutputMode.EveryN needs the device-iteration loop, which is not "
-                           "implemented yet; every call returns the outputs of its one iteration"),
+    "inputReplicaGrouping": _not_yet("replica groups are not implemented yet; every replica "
+                                     "receives its own slice of the batch"),
     "setExecutionStrategy": _not_yet("pipelined, sharded and phased execution are not implemented "
                                      "yet; the whole model runs as one stage on the host CPU"),
     "updatableNamedBuffers": _not_yet("copying named buffers to a compiled model is not implemented "

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import copy
+import os
+import tempfile
 from typing import Any
 
 import torch
 
+from . import _export
+from ._batching import Batching, micro_batch_call
 from ._logging import logger
 from ._tracing import Executable, Signature, trace
 from .options import Options
@@ -25,6 +29,7 @@ class PoplarExecutor:
         self._executable: Executable | None = None
         self._signature: Signature | None = None
         self.compile_count = 0
+        self._attached = False
 
     @property
     def model(self) -> torch.nn.Module:
@@ -42,11 +47,16 @@ class PoplarExecutor:
         if self._user_model.training:
             logger.warning("poptorch: inferenceModel compiles the model in eval mode")
             self._user_model.eval()
-        graph = trace(self._user_model, *args,
+        # The model is traced for one micro-batch: a call's batch holds
+        # deviceIterations x replicationFactor of them (see _batching).
+        micro_args, micro_kwargs = micro_batch_call(Batching.from_options(self._options),
+                                                    args, kwargs)
+        graph = trace(self._user_model, *micro_args,
                       source_location_excludes=self._options._values["source_location_excludes"],
-                      **kwargs)
+                      **micro_kwargs)
         self._executable = graph.compile(self._options)
-        self._signature = graph.signature
+        self._signature = self._executable.signature
+        self._attached = True
         self.compile_count += 1
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -56,6 +66,8 @@ class PoplarExecutor:
         elif sig != self._signature:
             logger.warning("poptorch: recompiling because %s", self._signature.diff(sig))
             self.compile(*args, **kwargs)
+        elif not self._attached:
+            self.attachToDevice()  # as PopTorch: a detached model re-attaches when called
         return self._executable.run_unchecked(args, kwargs)
 
     def copyWeightsToDevice(self) -> None:  # noqa: N802
@@ -66,9 +78,58 @@ class PoplarExecutor:
         if self._executable is not None:
             self._executable.copy_weights_to_host()
 
+    def compileAndExport(self, filename: str | os.PathLike[str], *args: Any,  # noqa: N802
+                         export_model: bool = True, **kwargs: Any) -> None:
+        """Compiles for these inputs and writes the executable (and the model) to
+        ``filename``; ``poptorch.load(filename)`` runs it without compiling."""
+        if not (args or kwargs or self._executable is None):
+            _export.export(self, filename, export_model=export_model)
+            return
+        # Compile with a private executable cache, whose entry is what the file holds.
+        values = self._options._values
+        user_cache = values["executable_cache_dir"]
+        with tempfile.TemporaryDirectory() as cache_dir:
+            values["executable_cache_dir"] = cache_dir
+            try:
+                self.compile(*args, **kwargs)
+            finally:
+                values["executable_cache_dir"] = user_cache
+            _export.export(self, filename, export_model=export_model, cache_dir=cache_dir)
+
+    def loadExecutable(self, filename: str | os.PathLike[str]) -> None:  # noqa: N802
+        """Uses the executable in ``filename`` (from ``compileAndExport``) for this model."""
+        blob = _export.read(filename)
+        self._executable = _export.executable_for(blob, self._user_model, self._options)
+        self._signature = self._executable.signature
+        self._attached = True
+
+    def isAttachedToDevice(self) -> bool:  # noqa: N802
+        return self._attached
+
+    def detachFromDevice(self) -> None:  # noqa: N802
+        """Releases the device: its copy of the weights and buffers is dropped (buffer
+        updates not yet copied with copyWeightsToHost() are lost, as on an IPU)."""
+        if self._executable is None:
+            raise RuntimeError("poptorch: cannot detach from the device: the model has not been "
+                               "compiled")
+        if not self._attached:
+            raise RuntimeError("poptorch: cannot detach from the device: it is not attached")
+        self._attached = False
+
+    def attachToDevice(self) -> None:  # noqa: N802
+        """Attaches again and uploads the host model's weights and buffers."""
+        if self._executable is None:
+            raise RuntimeError("poptorch: cannot attach to the device: the model has not been "
+                               "compiled")
+        if self._attached:
+            raise RuntimeError("poptorch: cannot attach to the device: it is already attached")
+        self._executable.copy_weights_to_device()
+        self._attached = True
+
     def destroy(self) -> None:
         self._executable = None
         self._signature = None
+        self._attached = False
 
     @property
     def executable(self) -> Executable | None:
@@ -84,3 +145,21 @@ def inferenceModel(model: torch.nn.Module, options: Options | None = None) -> Po
         raise TypeError("poptorch.inferenceModel expects a torch.nn.Module; "
                         "use poptorch.experimental.IPUContext for functions")
     return PoplarExecutor(model, copy.copy(options) if options is not None else None)
+
+
+def load(filename: str | os.PathLike[str],
+         edit_opts_fn: Any | None = None) -> PoplarExecutor:
+    """PopTorch's ``poptorch.load``: the model and executable that ``compileAndExport``
+    wrote, ready to run without compiling. ``edit_opts_fn(options)`` may change options
+    that do not change the program."""
+    blob = _export.read(filename)
+    model = blob["model"]
+    if model is None:
+        raise ValueError(f"poptorch: {os.fspath(filename)} was exported with export_model=False; "
+                         "use inferenceModel(model, options).loadExecutable(filename)")
+    options = blob["options"]
+    if edit_opts_fn is not None:
+        edit_opts_fn(options)
+    executor = PoplarExecutor(model, options)
+    executor.loadExecutable(filename)
+    return executor

@@ -21,7 +21,8 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
-from . import _C
+from . import _C, _helpers
+from ._batching import Batching
 from ._logging import logger
 
 IPU = torch.device("ipu")
@@ -136,16 +137,59 @@ class TracedGraph:
         from .options import Options
 
         options = options or Options()
+        batching = Batching.from_options(options)
         dump_dir = options._dump_dir_for(self)
         start = time.perf_counter()
-        program = _C.Program.compile(self.mlir, dump_dir)
-        logger.info("compiled %d captured ops in %.3f s", self.num_ops,
-                    time.perf_counter() - start)
+        cache_path, cache_key = _cache_entry(options, self.mlir, batching.device_loop())
+        program = _C.Program.compile(self.mlir, dump_dir, batching.device_loop(),
+                                     cache_path, cache_key)
+        if program.origin == "loaded":
+            logger.info("loaded %d captured ops from the executable cache %s in %.3f s",
+                        self.num_ops, cache_path, time.perf_counter() - start)
+        else:
+            if program.origin.startswith("recompiled"):
+                logger.warning("poptorch: executable cache entry %s %s", cache_path,
+                               program.origin)
+            logger.info("compiled %d captured ops in %.3f s", self.num_ops,
+                        time.perf_counter() - start)
         logger.debug("lowered module:\n%s", program.stages[-1][1])
-        return Executable(self, program)
+        return Executable(self, program, batching,
+                          broadcast_buffers=options._values["broadcast_buffers"])
 
     def __repr__(self) -> str:
         return f"TracedGraph({self.num_ops} ops)\n{self.mlir}"
+
+
+_COMPILER_ID: str | None = None
+
+
+def _compiler_id() -> str:
+    """What makes object code differ besides the module: versions, pipeline, host CPU."""
+    global _COMPILER_ID
+    if _COMPILER_ID is None:
+        from . import __version__
+
+        so = os.stat(_C.__file__)
+        _COMPILER_ID = "\n".join([
+            f"poptorch {__version__}", f"torch {torch.__version__}",
+            f"extension {so.st_size} {so.st_mtime_ns}", f"cpu {_C.host_cpu()}",
+            *(f"{name}: {text}" for name, text in _C.pipeline_stages())])
+    return _COMPILER_ID
+
+
+def _cache_entry(options: Any, mlir: str, device_loop: str) -> tuple[str, str]:
+    """(file, key) of the executable cache entry, or ("", "") without caching.
+
+    The key hashes the captured module, the device loop, the pipeline, the
+    versions and the host CPU's features; the program checks it on load.
+    """
+    cache_dir = options._values["executable_cache_dir"]
+    if not cache_dir:
+        return "", ""
+    import hashlib
+
+    key = hashlib.sha256("\n".join([_compiler_id(), device_loop, mlir]).encode()).hexdigest()
+    return os.path.join(cache_dir, f"{key[:40]}.poptorch-exec"), key
 
 
 def trace(
@@ -208,6 +252,7 @@ def trace(
         return model(*call_args, **call_kwargs)
 
     tracer.activate()
+    _helpers._tracing_depth += 1
     try:
         with torch.inference_mode():
             out = torch.func.functionalize(run, remove="mutations_and_views")(
@@ -216,6 +261,7 @@ def trace(
         tensors = [x for x in out_leaves if isinstance(x, torch.Tensor)]
         num_output_results, output_results = tracer.finish(tensors)
     finally:
+        _helpers._tracing_depth -= 1
         tracer.deactivate()
 
     elapsed = time.perf_counter() - start
@@ -242,18 +288,36 @@ class Executable:
     Parameters and buffers are copied to the device once, at construction
     (and again by :meth:`copy_weights_to_device`); buffer updates made by the
     model stay on the device until :meth:`copy_weights_to_host`.
+
+    With device iterations or replication (``batching``), a call's inputs hold
+    ``iterations x replicas`` micro-batches of the traced shapes; see
+    ``_batching``. Each replica keeps its own device copy of the buffers: with
+    ``broadcast_buffers`` (PopTorch's default) every call starts all replicas
+    from the same values and keeps replica 0's updates, otherwise each replica
+    carries its own buffers from call to call. ``copy_weights_to_host`` reads
+    replica 0's.
     """
 
-    def __init__(self, graph: TracedGraph, program: Any) -> None:
+    def __init__(self, graph: TracedGraph, program: Any, batching: Batching | None = None,
+                 broadcast_buffers: bool = True) -> None:
         self.graph = graph
         self._program = program
+        self.batching = batching or Batching()
+        self._broadcast = broadcast_buffers or self.batching.replicas == 1
         self._device_state: list[torch.Tensor] = []
+        self._replica_state: list[list[torch.Tensor]] = []  # replicas 1.. without broadcast
         self.copy_weights_to_device()
         # (shape, dtype) of each distinct output result, in result order.
         out_specs = [x for x in graph.output_leaves if isinstance(x, TensorSpec)]
         by_result = dict(zip(graph.output_results, out_specs, strict=True))
-        self._result_specs = [(by_result[r].shape, by_result[r].dtype)
+        self._output_shapes = [by_result[r].shape for r in range(graph.num_output_results)]
+        self._result_specs = [(self.batching.result_shape(by_result[r].shape), by_result[r].dtype)
                               for r in range(graph.num_output_results)]
+        # The signature of a call: the traced one, with batched inputs.
+        sig = graph.signature
+        self.signature = Signature(sig.treespec, tuple(
+            TensorSpec(self.batching.full_shape(x.shape), x.dtype) if isinstance(x, TensorSpec)
+            else x for x in sig.leaves))
 
     @property
     def stages(self) -> list[tuple[str, str]]:
@@ -263,6 +327,11 @@ class Executable:
     @property
     def timings(self) -> list[tuple[str, float]]:
         return list(self._program.timings)
+
+    @property
+    def origin(self) -> str:
+        """"compiled", "loaded" (from the executable cache) or "recompiled: <why>"."""
+        return self._program.origin
 
     def _state_permutations(self) -> list[list[int]]:
         """Per parameter/buffer: the layout the program reads it in (prepacked)."""
@@ -280,6 +349,8 @@ class Executable:
                 for (_, t), perm in zip(self.graph.parameters + self.graph.buffers,
                                         self._state_permutations(), strict=True)
             ]
+        self._replica_state = [] if self._broadcast else [
+            [t.clone() for t in self._device_state] for _ in range(self.batching.replicas - 1)]
 
     def copy_weights_to_host(self) -> None:
         with torch.no_grad():
@@ -292,10 +363,10 @@ class Executable:
 
     def check_signature(self, args: Sequence[Any], kwargs: dict[str, Any]) -> Signature:
         sig = Signature.of(args, kwargs)
-        if sig != self.graph.signature:
+        if sig != self.signature:
             raise ValueError(
                 "poptorch: the compiled model was traced for other inputs: "
-                f"{self.graph.signature.diff(sig)}. Trace and compile again for these inputs "
+                f"{self.signature.diff(sig)}. Trace and compile again for these inputs "
                 "(poptorch.inferenceModel does this automatically).")
         return sig
 
@@ -313,23 +384,71 @@ class Executable:
             user_inputs = [x for x in leaves if isinstance(x, torch.Tensor)]
         # Program buffers are contiguous CPU tensors (ipu inputs are host memory too).
         inputs = [x.detach().cpu().contiguous() for x in user_inputs]
-        inputs += self._device_state
-        n_inputs = graph.num_inputs
+        batching = self.batching
+        if not batching.looped and not graph.buffer_update_args:
+            # The common call: one micro-batch, no writes (kept short: this is
+            # most of the per-call host overhead of a small model).
+            outputs = [torch.empty(shape, dtype=dtype) for shape, dtype in self._result_specs]
+            self._program.run(inputs + self._device_state, outputs)
+            return self._unflatten_outputs(outputs)
+        if batching.looped:
+            inputs = [batching.split_input(x) for x in inputs]
+        replicas = batching.replicas
+        states = [self._device_state, *self._replica_state]
         # Every argument the model writes to comes back as an extra result:
         # parameters and buffers update the device copy (read back by
         # copy_weights_to_host), inputs are written back to the caller's
         # tensors as eager PyTorch would do.
-        targets = [user_inputs[arg] if arg < n_inputs else self._device_state[arg - n_inputs]
-                   for arg in graph.buffer_update_args]
-        outputs = [torch.empty(shape, dtype=dtype) for shape, dtype in self._result_specs]
-        outputs += [torch.empty(t.shape, dtype=t.dtype) for t in targets]
-        self._program.run(inputs, outputs)
-        if targets:
-            with torch.no_grad():
-                updates = outputs[graph.num_output_results:]
-                for target, new in zip(targets, updates, strict=True):
-                    target.copy_(new)
+        runs_in, runs_out = [], []
+        for r in range(replicas):
+            state = states[r] if r < len(states) else self._device_state
+            run_in = inputs + state
+            if replicas > 1:
+                run_in = [*run_in, torch.tensor(r, dtype=torch.int64)]
+            run_out = [torch.empty(shape, dtype=dtype) for shape, dtype in self._result_specs]
+            run_out += [torch.empty(run_in[arg].shape, dtype=run_in[arg].dtype)
+                        for arg in graph.buffer_update_args]
+            runs_in.append(run_in)
+            runs_out.append(run_out)
+        if replicas == 1:
+            self._program.run(runs_in[0], runs_out[0])
+        else:
+            self._program.run_replicas(runs_in, runs_out)
+        n_out = graph.num_output_results
+        if graph.buffer_update_args:
+            self._write_back(user_inputs, [out[n_out:] for out in runs_out])
+        if batching.looped:
+            outputs = [batching.combine([out[i] for out in runs_out], shape)
+                       for i, shape in enumerate(self._output_shapes)]
+        else:
+            outputs = runs_out[0]
+        return self._unflatten_outputs(outputs)
+
+    def _unflatten_outputs(self, outputs: list[torch.Tensor]) -> Any:
+        graph = self.graph
         results = iter([outputs[r] for r in graph.output_results])
         out_leaves = [next(results) if isinstance(x, TensorSpec) else x
                       for x in graph.output_leaves]
         return pytree.tree_unflatten(out_leaves, graph.output_treespec)
+
+    def _write_back(self, user_inputs: list[torch.Tensor],
+                    updates: list[list[torch.Tensor]]) -> None:
+        """Stores each replica's new values of the arguments the model wrote."""
+        n_inputs = self.graph.num_inputs
+        batching = self.batching
+        with torch.no_grad():
+            for k, arg in enumerate(self.graph.buffer_update_args):
+                if arg < n_inputs:  # the caller's input: each replica wrote its slices
+                    target = user_inputs[arg]
+                    if batching.looped:
+                        view = batching.split_input(target) if target.is_contiguous() \
+                            else target.unflatten(0, (batching.iterations, batching.replicas, -1))
+                        for r, new in enumerate(updates):
+                            view[:, r].copy_(new[k][:, r])
+                    else:
+                        target.copy_(updates[0][k])
+                    continue
+                i = arg - n_inputs
+                self._device_state[i].copy_(updates[0][k])
+                for r, state in enumerate(self._replica_state, 1):
+                    state[i].copy_(updates[r][k])

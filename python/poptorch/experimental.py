@@ -7,6 +7,7 @@ from typing import Any
 
 import torch
 
+from ._batching import Batching, micro_batch_call
 from ._logging import logger
 from ._tracing import Executable, Signature, trace
 from .options import Options
@@ -28,14 +29,18 @@ class IPUContext:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         sig = Signature.of(args, kwargs)
-        if self._executable is None or self._executable.graph.signature != sig:
+        if self._executable is None or self._executable.signature != sig:
             if self._executable is not None:
                 logger.warning("poptorch: recompiling because %s",
-                               self._executable.graph.signature.diff(sig))
+                               self._executable.signature.diff(sig))
             target = self._func
             if self._model is not None:
                 target = _BoundFunction(self._func, self._model)
-            graph = trace(target, *args, **kwargs)
+            # Traced for one micro-batch when the options ask for device
+            # iterations or replicas (see _batching).
+            micro_args, micro_kwargs = micro_batch_call(Batching.from_options(self._options),
+                                                        args, kwargs)
+            graph = trace(target, *micro_args, **micro_kwargs)
             self._executable = graph.compile(self._options)
         return self._executable.run_unchecked(args, kwargs)
 

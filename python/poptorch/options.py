@@ -464,11 +464,11 @@ class Options(_OptionGroup):
     # ---- batching, replication, execution
     def deviceIterations(self, device_iterations: int) -> Options:
         value = expect_int("deviceIterations", device_iterations, minimum=1)
-        return self._set("deviceIterations", "device_iterations", value, in_effect=value == 1)
+        return self._set("deviceIterations", "device_iterations", value, in_effect=True)
 
     def replicationFactor(self, replication_factor: int) -> Options:
         value = expect_int("replicationFactor", replication_factor, minimum=1)
-        return self._set("replicationFactor", "replication_factor", value, in_effect=value == 1)
+        return self._set("replicationFactor", "replication_factor", value, in_effect=True)
 
     def inputReplicaGrouping(self, input_group_size: int, input_group_type: CommGroupType) -> Options:
         """Replicas in a group of ``input_group_size`` receive the same input slice."""
@@ -494,8 +494,7 @@ class Options(_OptionGroup):
             # PopTorch ignores the period for the other modes.
             period = 1
         self._values["output_return_period"] = period
-        return self._set("outputMode", "output_mode", mode,
-                         in_effect=mode != OutputMode.EveryN or period == 1)
+        return self._set("outputMode", "output_mode", mode, in_effect=True)
 
     def defaultOutputMode(self) -> bool:
         """True while outputMode has not been chosen (``OutputMode.Default``)."""
@@ -543,7 +542,7 @@ class Options(_OptionGroup):
             raise TypeError(f"poptorch: enableExecutableCaching expects a directory path or None, "
                             f"got {path!r}")
         return self._set("enableExecutableCaching", "executable_cache_dir", os.fspath(path),
-                         in_effect=False)
+                         in_effect=True)
 
     def sourceLocationExcludes(self, excludes: list[str]) -> Options:
         """Frames whose file name contains one of these strings are skipped in source locations."""
@@ -645,7 +644,9 @@ class Options(_OptionGroup):
         return self._set("anchorTensor", "anchored_tensors", anchors, in_effect=False)
 
     def broadcastBuffers(self, broadcast_buffers: bool = True) -> Options:
-        """Whether replicas share one copy of each buffer; with one replica both are the same."""
+        """True (PopTorch's default): every run starts all replicas from the same buffer values
+        and keeps replica 0's updates; False: each replica keeps its own buffers across runs.
+        ``copyWeightsToHost()`` reads replica 0's buffers either way."""
         value = expect_bool("broadcastBuffers", broadcast_buffers)
         return self._set("broadcastBuffers", "broadcast_buffers", value, in_effect=True)
 

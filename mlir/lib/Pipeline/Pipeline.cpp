@@ -78,6 +78,9 @@ mlir::poptorch::getCompilePipelineStages() {
       {"bufferize",
        "builtin.module(func.func(poptorch-distinct-results), "
        "one-shot-bufferize{bufferize-function-boundaries "
+       // The device-iteration loop carries buffer updates whose new value
+       // lives in a new buffer.
+       "allow-return-allocs-from-loops "
        "function-boundary-type-conversion=identity-layout-map}, "
        "buffer-results-to-out-params{modify-public-functions "
        "hoist-static-allocs}, "

@@ -94,4 +94,35 @@ def PoptorchPrepackParameters : Pass<"poptorch-prepack-parameters", "func::FuncO
   }];
 }
 
+def PoptorchDeviceIterations : Pass<"poptorch-device-iterations", "ModuleOp"> {
+  let summary = "Wrap @main in the device-iteration loop (the Poplar Repeat analog)";
+  let description = [{
+    The captured @main computes one micro-batch. This pass turns it into a
+    program that runs `iterations` micro-batches in an scf.for: every input
+    argument becomes `[iterations, replicas, <micro-batch shape>]` and each
+    iteration reads its slice (for replica `r`, read from an extra trailing
+    `tensor<i64>` argument with `poptorch.role = "replica"` when
+    `replicas` > 1). Buffer updates (`poptorch.updates`) are loop-carried, so
+    iteration i + 1 sees the buffers iteration i wrote. Outputs are
+    collected as PopTorch's outputMode says: every `period`-th iteration's
+    output stacked along a new leading dimension of size
+    `iterations / period` (All: period 1, Final: period = iterations,
+    EveryN: period N), or, with `sum`, added up over all iterations.
+  }];
+  let options = [
+    Option<"iterations", "iterations", "int64_t", "1",
+           "Device iterations per call">,
+    Option<"replicas", "replicas", "int64_t", "1",
+           "Replication factor (the size of the replica dimension of inputs)">,
+    Option<"period", "period", "int64_t", "1",
+           "Keep the outputs of every period-th iteration">,
+    Option<"sum", "sum", "bool", "false",
+           "Sum the outputs over the iterations instead of stacking them">
+  ];
+  let dependentDialects = [
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect"
+  ];
+}
+
 #endif // POPTORCH_TRANSFORMS_PASSES_TD
