@@ -10,6 +10,7 @@ import atexit
 import torch  # noqa: F401  (the extension needs torch's libraries loaded first)
 
 from . import _C, enums, experimental
+from ._debug import bisect, explain, replay, write_bundle
 from ._logging import logger, setLogLevel
 from ._poplar_executor import PoplarExecutor, inferenceModel
 from ._tracing import Executable, TracedGraph, trace
@@ -39,11 +40,15 @@ __all__ = [
     "Stage",
     "TensorLocationSettings",
     "TracedGraph",
+    "bisect",
+    "explain",
     "experimental",
     "inferenceModel",
     "logger",
+    "replay",
     "setLogLevel",
     "trace",
+    "write_bundle",
 ]
 
 # JIT engines must be gone before LLVM's static destructors run.

@@ -7,6 +7,7 @@ from typing import Any
 
 import torch
 
+from . import _debug
 from ._logging import logger
 from ._tracing import Executable, Signature, trace
 from .options import Options
@@ -55,7 +56,11 @@ class PoplarExecutor:
             self.compile(*args, **kwargs)
         elif sig != self._signature:
             logger.warning("poptorch: recompiling because %s", self._signature.diff(sig))
+            old_graph = self._executable.graph
             self.compile(*args, **kwargs)
+            _debug.log_recompile(old_graph, self._executable.graph)
+        if self._executable.first_run_seconds is None:
+            return _debug.first_run(self, args, kwargs)
         return self._executable.run_unchecked(args, kwargs)
 
     def copyWeightsToDevice(self) -> None:  # noqa: N802

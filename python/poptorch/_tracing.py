@@ -127,22 +127,28 @@ class TracedGraph:
         self.output_results = output_results
         self.num_ops = num_ops
         self.trace_seconds = trace_seconds
+        self.name = "model"  # the model's class or function name (dump folders)
+        self.op_log: list[dict[str, Any]] = []  # every dispatched op (poptorch._debug)
 
     @property
     def num_inputs(self) -> int:
         return sum(isinstance(x, TensorSpec) for x in self.signature.leaves)
 
     def compile(self, options: Any | None = None) -> Executable:
+        from . import _debug
         from .options import Options
 
         options = options or Options()
         dump_dir = options._dump_dir_for(self)
         start = time.perf_counter()
-        program = _C.Program.compile(self.mlir, dump_dir)
+        program = _debug.compile_program(self, dump_dir)
         logger.info("compiled %d captured ops in %.3f s", self.num_ops,
                     time.perf_counter() - start)
-        logger.debug("lowered module:\n%s", program.stages[-1][1])
-        return Executable(self, program)
+        start = time.perf_counter()
+        executable = Executable(self, program)
+        executable.load_seconds = time.perf_counter() - start
+        _debug.after_compile(executable, dump_dir)
+        return executable
 
     def __repr__(self) -> str:
         return f"TracedGraph({self.num_ops} ops)\n{self.mlir}"
@@ -165,6 +171,9 @@ def trace(
     leaves, treespec = pytree.tree_flatten((tuple(args), dict(kwargs)))
 
     tracer = _C.Tracer(_source_excludes(source_location_excludes))
+    from . import _debug
+
+    _debug.tracer_created(tracer)
     for i, leaf in enumerate(leaves):
         if isinstance(leaf, torch.Tensor) and leaf.requires_grad:
             _warn_requires_grad(f"input {i}")
@@ -220,7 +229,7 @@ def trace(
 
     elapsed = time.perf_counter() - start
     logger.info("traced %d ops in %.3f s", tracer.num_ops, elapsed)
-    return TracedGraph(
+    graph = TracedGraph(
         mlir=tracer.module_text(True),
         signature=signature,
         output_treespec=out_treespec,
@@ -234,6 +243,8 @@ def trace(
         num_ops=tracer.num_ops,
         trace_seconds=elapsed,
     )
+    _debug.graph_traced(graph, model, tracer)
+    return graph
 
 
 class Executable:
@@ -247,6 +258,8 @@ class Executable:
     def __init__(self, graph: TracedGraph, program: Any) -> None:
         self.graph = graph
         self._program = program
+        self.load_seconds = 0.0
+        self.first_run_seconds: float | None = None
         self._device_state: list[torch.Tensor] = []
         self.copy_weights_to_device()
         # (shape, dtype) of each distinct output result, in result order.
@@ -263,6 +276,19 @@ class Executable:
     @property
     def timings(self) -> list[tuple[str, float]]:
         return list(self._program.timings)
+
+    @property
+    def passes(self) -> list[tuple[str, str, str, float, str]]:
+        """(stage, pass pipeline, name, seconds, module text after it) per top-level pass.
+
+        The text is empty unless the compile kept snapshots (a dump folder or TRACE logging).
+        """
+        return list(self._program.passes)
+
+    def timing_report(self) -> str:
+        from . import _debug
+
+        return _debug.timing_report(self)
 
     def _state_permutations(self) -> list[list[int]]:
         """Per parameter/buffer: the layout the program reads it in (prepacked)."""
