@@ -80,10 +80,11 @@ PYBIND11_MODULE(_C, m) {
       .def_static(
           "compile",
           [](const std::string &text, const std::string &dumpDir,
-             bool snapshotPasses) {
+             bool snapshotPasses, int optLevel) {
             poptorch_bridge::CompileOptions o;
             o.dumpDir = dumpDir;
             o.snapshotPasses = snapshotPasses;
+            o.optLevel = optLevel;
             std::unique_ptr<Program> p;
             {
               py::gil_scoped_release release;
@@ -92,7 +93,7 @@ PYBIND11_MODULE(_C, m) {
             return std::shared_ptr<Program>(std::move(p));
           },
           py::arg("module_text"), py::arg("dump_dir") = "",
-          py::arg("snapshot_passes") = false)
+          py::arg("snapshot_passes") = false, py::arg("opt_level") = 3)
       .def("run",
            [](Program &p, const std::vector<at::Tensor> &inputs,
               const std::vector<at::Tensor> &outputs) {

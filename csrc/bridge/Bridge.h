@@ -118,6 +118,8 @@ struct CompileOptions {
   bool printStageTimings = false;
   /// Keep the module text after every top-level pass (dumps, TRACE logs).
   bool snapshotPasses = false;
+  /// LLVM optimization level of the JIT (0-3).
+  int optLevel = 3;
 };
 
 /// One top-level pass of the pipeline (a `func.func(...)` group counts as one).

@@ -35,6 +35,7 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
@@ -172,11 +173,17 @@ public:
       : stage(std::move(stage)), snapshot(snapshot), records(records) {}
 
   void runBeforePass(Pass *pass, Operation *op) override {
-    if (op->getParentOp() == nullptr)
+    if (op->getParentOp() == nullptr && depth++ == 0)
       start = std::chrono::steady_clock::now();
   }
+  void runAfterPassFailed(Pass *pass, Operation *op) override {
+    if (op->getParentOp() == nullptr)
+      --depth;
+  }
+  // A pass may run a dynamic pipeline on the module (canonicalize inside
+  // poptorch-tile-and-vectorize): only the outermost pass gets a record.
   void runAfterPass(Pass *pass, Operation *op) override {
-    if (op->getParentOp() != nullptr)
+    if (op->getParentOp() != nullptr || --depth != 0)
       return;
     PassRecord r;
     r.stage = stage;
@@ -195,6 +202,7 @@ private:
   bool snapshot;
   std::vector<PassRecord> &records;
   std::chrono::steady_clock::time_point start;
+  int depth = 0;
 };
 
 /// Used when a stage fails: replays it with the module printed before every
@@ -403,15 +411,22 @@ public:
     auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
     if (!tmBuilder)
       throw CompileError("cannot detect the host CPU for the JIT");
-    tmBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+    // O3 for real programs; debug builds (golden bisection) may ask for less.
+    llvm::CodeGenOptLevel level =
+        options.optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
+        : options.optLevel == 2 ? llvm::CodeGenOptLevel::Default
+        : options.optLevel == 1 ? llvm::CodeGenOptLevel::Less
+                                : llvm::CodeGenOptLevel::None;
+    tmBuilder->setCodeGenOptLevel(level);
     auto tm = tmBuilder->createTargetMachine();
     if (!tm)
       throw CompileError("cannot create a target machine for the host CPU");
     ExecutionEngineOptions eo;
-    eo.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+    eo.jitCodeGenOptLevel = level;
     // ExecutionEngineOptions holds function_refs: keep the callee alive here.
     std::function<llvm::Error(llvm::Module *)> optimize =
-        makeOptimizingTransformer(3, 0, tm->get());
+        makeOptimizingTransformer(std::clamp(options.optLevel, 0, 3), 0,
+                                  tm->get());
     eo.transformer = optimize;
     for (const char *lib : {"libmlir_c_runner_utils.so"}) {
       std::string path = std::string(POPTORCH_MLIR_LIB_DIR) + "/" + lib;
@@ -437,6 +452,11 @@ public:
             llvm::JITSymbolFlags::Exported};
       return map;
     });
+    // The JIT compiles lazily, on the first lookup: do it now, so that the
+    // "jit" time is the code generation and the first run is a plain run.
+    if (auto fn = engine->lookupPacked("_mlir_ciface_main"); !fn)
+      throw CompileError("JIT compilation failed: " +
+                         llvm::toString(fn.takeError()) + "\n" + diags);
     stageTimes.emplace_back("jit", seconds(clock() - tj));
   }
 
