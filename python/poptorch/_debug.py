@@ -19,6 +19,7 @@ import dataclasses
 import difflib
 import io
 import json
+import logging
 import os
 import platform
 import re
@@ -121,8 +122,9 @@ def after_compile(executable: Any, dump_dir: str) -> None:
         for stage, pipeline, _, seconds, text in executable.passes:
             logger.log(TRACE, "IR after %s (stage %s, %.4f s):\n%s", pipeline, stage,
                        seconds, text)
-    logger.info("lowered module of %s:\n%s", graph.name, executable.stages[-1][1])
-    logger.info("%s", timing_report(executable))
+    if logger.isEnabledFor(logging.INFO):
+        logger.info("lowered module of %s:\n%s", graph.name, executable.stages[-1][1])
+        logger.info("%s", timing_report(executable))
     if dump_dir:
         write_dump(dump_dir, executable)
         logger.warning("poptorch: dumped %s to %s", graph.name, dump_dir)
