@@ -192,8 +192,15 @@ public:
     r.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
-    if (snapshot)
-      r.text = toText(op);
+    if (snapshot) {
+      // Unchanged IR (a fingerprint is far cheaper than printing) keeps
+      // the previous text, as print-ir-after-change does.
+      OperationFingerPrint print(op);
+      if (!last || *last != print)
+        lastText = toText(op);
+      last = print;
+      r.text = lastText;
+    }
     records.push_back(std::move(r));
   }
 
@@ -203,6 +210,8 @@ private:
   std::vector<PassRecord> &records;
   std::chrono::steady_clock::time_point start;
   int depth = 0;
+  std::optional<OperationFingerPrint> last;
+  std::string lastText;
 };
 
 /// Used when a stage fails: replays it with the module printed before every
