@@ -384,6 +384,12 @@ def test_command_line_dump(tmp_path: Path) -> None:
                  "stages/graph.dot", "stages/timings.txt"):
         assert (out / name).exists(), name
     assert str(out / "bundle.tar.gz") in result.stdout
+    result = subprocess.run(
+        [sys.executable, "-m", "poptorch", "explain", f"{tmp_path / 'net.py'}:Net",
+         "--input-shape", "2,6"], capture_output=True, text=True, env=ENV, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert re.search(r"aten::relu +1  lowered +poptorch\.relu +net\.py:10", result.stdout)
+    assert result.stdout.strip().endswith("the model compiles")
 
 
 # ---------------------------------------------------------------- 12. docs
