@@ -2,6 +2,7 @@
 #include "Tracer.h"
 #include "bridge/Bridge.h"
 
+#include <torch/csrc/jit/python/pybind_utils.h>
 #include <torch/extension.h>
 
 #include <ATen/Parallel.h>
@@ -40,19 +41,58 @@ PYBIND11_MODULE(_C, m) {
       .def("finish", &Tracer::finish, py::arg("outputs"))
       .def("module_text", &Tracer::moduleText, py::arg("debug_info") = true)
       .def_property_readonly("buffer_update_args", &Tracer::bufferUpdateArgs)
-      .def_property_readonly("num_ops", &Tracer::numOps);
+      .def_property_readonly("num_ops", &Tracer::numOps)
+      .def("set_record_args", &Tracer::setRecordArgs)
+      .def("module_text_with_values", &Tracer::moduleTextWithValues)
+      .def_property_readonly("op_log", [](const Tracer &t) {
+        py::list out;
+        for (const OpRecord &r : t.opLog()) {
+          py::dict d;
+          d["name"] = r.name;
+          d["status"] = r.status;
+          d["dialect_op"] = r.dialectOp;
+          d["file"] = r.loc.file;
+          d["line"] = r.loc.line;
+          d["inputs"] = r.inputs;
+          d["outputs"] = r.outputs;
+          d["input_types"] = r.inputTypes;
+          d["output_types"] = r.outputTypes;
+          py::list args;
+          for (const c10::IValue &a : r.args)
+            args.append(torch::jit::toPyObject(a));
+          d["args"] = args;
+          out.append(d);
+        }
+        return out;
+      });
+
+  m.def("set_trace_sink", [](py::object fn) {
+    if (fn.is_none())
+      return setTraceSink(nullptr);
+    auto holder = std::make_shared<py::object>(std::move(fn));
+    setTraceSink([holder](const std::string &line) {
+      py::gil_scoped_acquire gil;
+      try {
+        (*holder)(line);
+      } catch (py::error_already_set &e) {
+        e.discard_as_unraisable("poptorch trace sink");
+      }
+    });
+  });
 
   py::class_<Program, std::shared_ptr<Program>>(m, "Program")
       .def_static(
           "compile",
           [](const std::string &text, const std::string &dumpDir,
              const std::string &deviceLoop, const std::string &cachePath,
-             const std::string &cacheKey) {
+             const std::string &cacheKey, bool snapshotPasses, int optLevel) {
             poptorch_bridge::CompileOptions o;
             o.dumpDir = dumpDir;
             o.deviceLoop = deviceLoop;
             o.cachePath = cachePath;
             o.cacheKey = cacheKey;
+            o.snapshotPasses = snapshotPasses;
+            o.optLevel = optLevel;
             std::unique_ptr<Program> p;
             {
               py::gil_scoped_release release;
@@ -62,7 +102,8 @@ PYBIND11_MODULE(_C, m) {
           },
           py::arg("module_text"), py::arg("dump_dir") = "",
           py::arg("device_loop") = "", py::arg("cache_path") = "",
-          py::arg("cache_key") = "")
+          py::arg("cache_key") = "", py::arg("snapshot_passes") = false,
+          py::arg("opt_level") = 3)
       .def("run",
            [](Program &p, const std::vector<at::Tensor> &inputs,
               const std::vector<at::Tensor> &outputs) {
@@ -110,6 +151,15 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("stages", &Program::stages)
       .def_property_readonly("timings", &Program::timings)
       .def_property_readonly("origin", &Program::origin)
+      .def_property_readonly(
+          "passes",
+          [](const Program &p) {
+            py::list out;
+            for (const poptorch_bridge::PassRecord &r : p.passes())
+              out.append(py::make_tuple(r.stage, r.pipeline, r.name, r.seconds,
+                                        r.text));
+            return out;
+          })
       .def_property_readonly("argument_permutations",
                              &Program::argumentPermutations);
 

@@ -331,6 +331,93 @@ void Tracer::checkReadable(const at::Tensor &t, const std::string &what) {
 }
 
 //===----------------------------------------------------------------------===//
+// The op log (TRACE lines, poptorch.explain, golden checks)
+//===----------------------------------------------------------------------===//
+
+namespace {
+std::function<void(const std::string &)> &traceSink() {
+  static auto *sink = new std::function<void(const std::string &)>();
+  return *sink;
+}
+
+std::string typeText(const at::Tensor &t) {
+  std::string s = std::string(c10::toString(t.scalar_type())) + "[";
+  for (int64_t i = 0; i < t.dim(); ++i)
+    s += (i ? ", " : "") + std::to_string(t.sizes()[i]);
+  return s + "]";
+}
+} // namespace
+
+void setTraceSink(std::function<void(const std::string &)> sink) {
+  traceSink() = std::move(sink);
+}
+
+/// Records one dispatched op in the tracer's op log when it is done (its
+/// outputs are then on the stack) and sends its TRACE line to the sink.
+class OpLogScope {
+public:
+  OpLogScope(Tracer &tracer, const c10::OperatorHandle &op,
+             const std::vector<c10::IValue> &args, const char *status,
+             const char *dialectOp)
+      : tracer(tracer), stack(nullptr), exceptions(std::uncaught_exceptions()),
+        nret(op.schema().returns().size()) {
+    record.name = opDisplayName(op);
+    record.status = status;
+    record.dialectOp = dialectOp;
+    bool logging = static_cast<bool>(traceSink());
+    if (record.status != "host" || logging)
+      record.loc = tracer.sourceLocation();
+    for (const c10::IValue &a : args)
+      forEachTensor(a, [&](const at::Tensor &t) {
+        TracedValue *v = tracer.lookup(t);
+        record.inputs.push_back(v ? v->value : -1);
+        record.inputTypes.push_back(t.defined() ? typeText(t) : "none");
+      });
+    if (tracer.recordArgs)
+      record.args = args;
+  }
+  void setStack(torch::jit::Stack *s) { stack = s; }
+  ~OpLogScope() {
+    if (std::uncaught_exceptions() > exceptions)
+      record.status = "error";
+    else if (stack && stack->size() >= nret)
+      for (auto it = stack->end() - nret; it != stack->end(); ++it)
+        forEachTensor(*it, [&](const at::Tensor &t) {
+          TracedValue *v = tracer.lookup(t);
+          record.outputs.push_back(v ? v->value : -1);
+          record.outputTypes.push_back(t.defined() ? typeText(t) : "none");
+        });
+    if (traceSink()) {
+      auto values = [](const std::vector<ValueId> &ids,
+                       const std::vector<std::string> &types) {
+        std::string s = "(";
+        for (size_t i = 0; i < ids.size(); ++i)
+          s += (i ? ", " : "") +
+               (ids[i] >= 0 ? "v" + std::to_string(ids[i]) : "const") + ": " +
+               types[i];
+        return s + ")";
+      };
+      std::string line = record.name + " " + record.status + " at " +
+                         tracer.describe(record.loc) + " " +
+                         values(record.inputs, record.inputTypes) + " -> " +
+                         values(record.outputs, record.outputTypes);
+      try {
+        traceSink()(line);
+      } catch (...) {
+      }
+    }
+    tracer.ops.push_back(std::move(record));
+  }
+
+private:
+  Tracer &tracer;
+  torch::jit::Stack *stack;
+  int exceptions;
+  size_t nret;
+  OpRecord record;
+};
+
+//===----------------------------------------------------------------------===//
 // Capture
 //===----------------------------------------------------------------------===//
 
@@ -511,10 +598,14 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
       }
     });
   bool random = op.hasTag(at::Tag::nondeterministic_seeded);
-  if (std::getenv("POPTORCH_TRACE_OPS"))
-    fprintf(stderr, "[poptorch:TRACE] %s %s\n", opName.c_str(),
-            anyTraced ? "captured"
-                      : (random ? "random" : "evaluated on the host"));
+  const OpSpec *logSpec = findSpec(schema.operator_name());
+  OpLogScope logScope(*this, op, args,
+                      !anyTraced        ? (random ? "random" : "host")
+                      : !logSpec        ? "unsupported"
+                      : !poison.empty() ? "poisoned"
+                                        : "captured",
+                      logSpec ? logSpec->dialectOp : "");
+  logScope.setStack(stack);
   if (!anyTraced && !random)
     return foldOnHost(op, stack);
 

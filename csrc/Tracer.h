@@ -7,6 +7,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/util/intrusive_ptr.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -35,6 +36,21 @@ struct UnsupportedOp {
   int count = 1;
 };
 
+/// One op that reached the ipu device while tracing, for the TRACE log,
+/// poptorch.explain and the golden checks (python/poptorch/_debug.py).
+struct OpRecord {
+  std::string name;      // aten::add.Tensor
+  std::string status;    // captured, host, random, unsupported, poisoned, error
+  std::string dialectOp; // the op table's dialect op ("" for identities)
+  poptorch_bridge::SourceLoc loc;
+  std::vector<ValueId> inputs, outputs; // per tensor; -1: not a traced value
+  std::vector<std::string> inputTypes, outputTypes; // "float32[2, 3]"
+  std::vector<c10::IValue> args; // the aten arguments, if recordArgs
+};
+
+/// Where TRACE lines go (set from Python by poptorch.setLogLevel); none: off.
+void setTraceSink(std::function<void(const std::string &)> sink);
+
 /// One tracing session: every op dispatched to the ipu device while it is
 /// active is recorded into a GraphBuilder. Tracing is single-threaded.
 class Tracer {
@@ -62,6 +78,16 @@ public:
   /// For each result after the user outputs: the argument it writes back.
   const std::vector<int64_t> &bufferUpdateArgs() const { return updateArgs; }
   size_t numOps() const { return opCount; }
+  /// Every op dispatched while tracing, in order.
+  const std::vector<OpRecord> &opLog() const { return ops; }
+  /// Keep each op's arguments in the op log (golden checks).
+  void setRecordArgs(bool on) { recordArgs = on; }
+  /// The module with `values` appended to @main's results (those that are
+  /// op results), and the ids appended.
+  std::pair<std::string, std::vector<ValueId>>
+  moduleTextWithValues(const std::vector<ValueId> &values) const {
+    return builder.printWithValues(values);
+  }
 
   // Entry points from the device kernels.
   void capture(const c10::OperatorHandle &op, torch::jit::Stack *stack);
@@ -86,6 +112,7 @@ public:
                           const char *opName);
 
 private:
+  friend class OpLogScope;
   TracedValue *lookup(const at::Tensor &t);
   std::optional<ValueId> viewValue(const at::Tensor &self,
                                    c10::IntArrayRef sizes,
@@ -137,6 +164,8 @@ private:
   std::vector<int64_t> updateArgs;
   int64_t numArgs = 0;
   size_t opCount = 0;
+  std::vector<OpRecord> ops;
+  bool recordArgs = false;
 };
 
 } // namespace poptorch

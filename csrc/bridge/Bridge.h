@@ -96,6 +96,10 @@ public:
               const std::vector<std::pair<int64_t, ValueId>> &bufferUpdates);
   /// The module as text (with source locations when `debugInfo`).
   std::string print(bool debugInfo) const;
+  /// After finish(): the module with `values` appended to @main's results
+  /// (arguments are skipped), and the ids appended.
+  std::pair<std::string, std::vector<ValueId>>
+  printWithValues(const std::vector<ValueId> &values) const;
 
 private:
   struct Impl;
@@ -109,7 +113,9 @@ struct BufferRef {
 };
 
 struct CompileOptions {
-  std::string dumpDir; // empty: no dumps
+  /// Dumps (and where a failing pass writes its reproducer); empty: no
+  /// dumps, reproducers go to a new temp folder.
+  std::string dumpDir;
   /// Passes run before the pipeline's stages as stage "device-loop" (the
   /// poptorch-device-iterations pass with its options); empty: none.
   std::string deviceLoop;
@@ -119,6 +125,19 @@ struct CompileOptions {
   std::string cachePath;
   std::string cacheKey;
   bool printStageTimings = false;
+  /// Keep the module text after every top-level pass (dumps, TRACE logs).
+  bool snapshotPasses = false;
+  /// LLVM optimization level of the JIT (0-3).
+  int optLevel = 3;
+};
+
+/// One top-level pass of the pipeline (a `func.func(...)` group counts as one).
+struct PassRecord {
+  std::string stage;    // the pipeline stage it belongs to
+  std::string pipeline; // its textual form, `builtin.module(<this>)` runs it
+  std::string name;     // a file-name-safe short name
+  double seconds = 0;
+  std::string text; // the module after it; empty unless snapshotPasses
 };
 
 /// A JIT-compiled program. Thread-compatible; `run` may be called repeatedly.
@@ -138,6 +157,8 @@ public:
   /// Seconds spent per stage, including "jit".
   virtual const std::vector<std::pair<std::string, double>> &
   timings() const = 0;
+  /// Every top-level pass that ran, in order.
+  virtual const std::vector<PassRecord> &passes() const = 0;
   /// For each argument of @main: the permutation the program expects the
   /// caller to have applied to it (poptorch-prepack-parameters), or empty.
   virtual const std::vector<std::vector<int64_t>> &

@@ -11,6 +11,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/Verifier.h"
@@ -288,6 +289,36 @@ std::string GraphBuilder::print(bool debugInfo) const {
     flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
   impl->module->print(os, flags);
   return s;
+}
+
+std::pair<std::string, std::vector<ValueId>>
+GraphBuilder::printWithValues(const std::vector<ValueId> &values) const {
+  IRMapping map;
+  OwningOpRef<ModuleOp> clone =
+      cast<ModuleOp>(impl->module->getOperation()->clone(map));
+  auto main = clone->lookupSymbol<func::FuncOp>("main");
+  Operation *ret = main.getBody().front().getTerminator();
+  SmallVector<Value> operands(ret->getOperands());
+  std::vector<ValueId> added;
+  for (ValueId id : values) {
+    if (id < 0 || id >= static_cast<ValueId>(impl->values.size()))
+      continue;
+    Value v = map.lookupOrNull(impl->values[id]);
+    if (!v || isa<BlockArgument>(v))
+      continue;
+    operands.push_back(v);
+    if (failed(main.insertResult(main.getNumResults(), v.getType(),
+                                 DictionaryAttr())))
+      throw CompileError("internal error: cannot add a result to @main");
+    added.push_back(id);
+  }
+  ret->setOperands(operands);
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  OpPrintingFlags flags;
+  flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+  clone->print(os, flags);
+  return {s, added};
 }
 
 } // namespace poptorch_bridge

@@ -22,10 +22,12 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "poptorch/Transforms/Passes.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
@@ -40,9 +42,12 @@
 #include "llvm/TargetParser/Host.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <unistd.h>
 
@@ -252,6 +257,263 @@ stagesFor(const CompileOptions &options) {
   return stages;
 }
 
+/// The module `op` belongs to (the outermost op).
+Operation *topLevel(Operation *op) {
+  while (Operation *parent = op->getParentOp())
+    op = parent;
+  return op;
+}
+
+/// Nested pass managers run as one "adaptor" pass per nesting.
+bool isAdaptor(Pass *pass) {
+  return pass->getName().starts_with("Pipeline Collection");
+}
+
+std::string textualPass(Pass *pass) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  pass->printAsTextualPipeline(os);
+  return s;
+}
+
+/// `func.func(a{x=1}, b)` -> `func.func-a+b`: a file-name-safe pass name.
+std::string fileSafeName(const std::string &pipeline) {
+  std::string out;
+  int braces = 0;
+  for (char c : pipeline) {
+    if (c == '{')
+      ++braces;
+    else if (c == '}')
+      --braces;
+    else if (braces > 0 || c == ' ' || c == ')')
+      continue;
+    else if (c == '(')
+      out += '-';
+    else if (c == ',')
+      out += '+';
+    else if (std::isalnum(static_cast<unsigned char>(c)) || c == '-' ||
+             c == '_' || c == '.')
+      out += c;
+    else
+      out += '_';
+  }
+  if (out.size() > 80)
+    out.resize(80);
+  return out;
+}
+
+/// `file:line` of the first file location inside `loc`, or "".
+std::string sourceLine(Location loc) {
+  std::string out;
+  loc->walk([&](Location l) {
+    if (auto f = dyn_cast<FileLineColLoc>(l)) {
+      out = f.getFilename().str() + ":" + std::to_string(f.getLine());
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return out;
+}
+
+/// Records every top-level pass: its time and, on request, the module after
+/// it. Nested passes (inside `func.func(...)`) run once per function, so
+/// the group they form is the unit that gets a snapshot.
+class PassRecorder : public PassInstrumentation {
+public:
+  PassRecorder(std::string stage, bool snapshot,
+               std::vector<PassRecord> &records)
+      : stage(std::move(stage)), snapshot(snapshot), records(records) {}
+
+  void runBeforePass(Pass *pass, Operation *op) override {
+    if (op->getParentOp() == nullptr && depth++ == 0)
+      start = std::chrono::steady_clock::now();
+  }
+  void runAfterPassFailed(Pass *pass, Operation *op) override {
+    if (op->getParentOp() == nullptr)
+      --depth;
+  }
+  // A pass may run a dynamic pipeline on the module (canonicalize inside
+  // poptorch-tile-and-vectorize): only the outermost pass gets a record.
+  void runAfterPass(Pass *pass, Operation *op) override {
+    if (op->getParentOp() != nullptr || --depth != 0)
+      return;
+    PassRecord r;
+    r.stage = stage;
+    r.pipeline = textualPass(pass);
+    r.name = fileSafeName(r.pipeline);
+    r.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    if (snapshot) {
+      // Unchanged IR (a fingerprint is far cheaper than printing) keeps
+      // the previous text, as print-ir-after-change does.
+      OperationFingerPrint print(op);
+      if (!last || *last != print)
+        lastText = toText(op);
+      last = print;
+      r.text = lastText;
+    }
+    records.push_back(std::move(r));
+  }
+
+private:
+  std::string stage;
+  bool snapshot;
+  std::vector<PassRecord> &records;
+  std::chrono::steady_clock::time_point start;
+  int depth = 0;
+  std::optional<OperationFingerPrint> last;
+  std::string lastText;
+};
+
+/// Used when a stage fails: replays it with the module printed before every
+/// pass (nested ones included), and keeps the one that entered the first
+/// pass that failed.
+class FailureRecorder : public PassInstrumentation {
+public:
+  void runBeforePass(Pass *pass, Operation *op) override {
+    if (failedPass.empty() && !isAdaptor(pass))
+      lastText = toText(topLevel(op));
+  }
+  void runAfterPassFailed(Pass *pass, Operation *op) override {
+    if (!failedPass.empty() || isAdaptor(pass))
+      return;
+    failedPass = textualPass(pass);
+    // The nesting from the module down to the op the pass ran on.
+    std::string pipeline = failedPass;
+    for (Operation *o = op; o->getParentOp(); o = o->getParentOp())
+      pipeline = o->getName().getStringRef().str() + "(" + pipeline + ")";
+    failedPipeline = "builtin.module(" + pipeline + ")";
+    textBefore = lastText;
+  }
+
+  std::string lastText;
+  std::string failedPass;
+  std::string failedPipeline;
+  std::string textBefore;
+};
+
+/// The stages to run: the pipeline, behind the test-only breaker when
+/// POPTORCH_TEST_BREAK=<fail|perturb>:<op>[:<index>] is set.
+std::vector<std::pair<std::string, std::string>>
+stagesToRun(const CompileOptions &options) {
+  auto stages = stagesFor(options);
+  if (const char *spec = std::getenv("POPTORCH_TEST_BREAK")) {
+    llvm::SmallVector<llvm::StringRef> parts;
+    llvm::StringRef(spec).split(parts, ':');
+    if (parts.size() >= 2) {
+      std::string pass =
+          "builtin.module(poptorch-test-break{mode=" + parts[0].str() +
+          " op=" + parts[1].str() +
+          (parts.size() > 2 ? " index=" + parts[2].str() : "") + "})";
+      stages.insert(stages.begin(), {"test-break", pass});
+    }
+  }
+  return stages;
+}
+
+void addStagePasses(PassManager &pm, const std::string &name,
+                    const std::string &text) {
+  std::string err;
+  llvm::raw_string_ostream es(err);
+  // Stage texts are `builtin.module(<passes>)`: add <passes> to pm.
+  llvm::StringRef body(text);
+  if (!body.consume_front("builtin.module(") || !body.consume_back(")"))
+    throw CompileError("stage " + name + " is not a builtin.module pipeline");
+  if (failed(parsePassPipeline(body, pm, es)))
+    throw CompileError("invalid pipeline for stage " + name + ": " + err);
+}
+
+/// The error of a failing stage: the failing pass, the op and its source
+/// line, and a reproducer (the module that entered the pass, written to
+/// the dump folder or a new temp folder, plus the poptorch-opt command).
+std::string reproduceFailure(MLIRContext &ctx, const std::string &stage,
+                             const std::string &stageText,
+                             const std::string &stageInput,
+                             const std::string &firstDiags,
+                             const CompileOptions &options) {
+  std::string generic = "stage `" + stage + "` failed:\n" + firstDiags +
+                        "\nreplay with: poptorch-opt <previous stage>.mlir "
+                        "--pass-pipeline='" +
+                        stageText + "'";
+  std::optional<Location> errLoc;
+  std::string errText; // the first error and its notes
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
+    if (!errLoc && d.getSeverity() == DiagnosticSeverity::Error) {
+      errLoc = d.getLocation();
+      errText = d.str();
+      for (auto &note : d.getNotes())
+        errText += "\n" + note.str();
+    }
+    return success();
+  });
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(stageInput, &ctx);
+  if (!module)
+    return generic;
+  PassManager pm(&ctx, ModuleOp::getOperationName());
+  addStagePasses(pm, stage, stageText);
+  auto recorderOwned = std::make_unique<FailureRecorder>();
+  FailureRecorder *recorder = recorderOwned.get();
+  pm.addInstrumentation(std::move(recorderOwned));
+  if (succeeded(pm.run(*module)) || recorder->failedPass.empty())
+    return generic;
+
+  // The op the first error points at, found in the module before the pass.
+  std::string opDesc;
+  if (errLoc) {
+    OwningOpRef<ModuleOp> before =
+        parseSourceString<ModuleOp>(recorder->textBefore, &ctx);
+    // Several ops can share the user's line: prefer the one the error names.
+    std::string first, named;
+    if (before)
+      before->walk([&](Operation *op) {
+        if (op->getLoc() != *errLoc || !named.empty())
+          return;
+        std::string name = op->getName().getStringRef().str();
+        if (first.empty())
+          first = name;
+        if (errText.find("\"" + name + "\"") != std::string::npos ||
+            errText.find("'" + name + "'") != std::string::npos ||
+            errText.find(" " + name) != std::string::npos)
+          named = name;
+      });
+    if (!named.empty() || !first.empty())
+      opDesc = "`" + (named.empty() ? first : named) + "`";
+    std::string line = sourceLine(*errLoc);
+    if (!line.empty())
+      opDesc += (opDesc.empty() ? "" : " ") + std::string("at ") + line;
+  }
+
+  std::string dir = options.dumpDir;
+  llvm::SmallString<128> tmp;
+  if (dir.empty()) {
+    if (llvm::sys::fs::createUniqueDirectory("poptorch-repro", tmp))
+      return generic;
+    dir = tmp.str().str();
+  }
+  llvm::sys::fs::create_directories(dir);
+  std::string name = fileSafeName(recorder->failedPass);
+  std::string path = dir + "/failed-" + stage + "-" + name + ".mlir";
+  std::string command = "poptorch-opt " + path + " --pass-pipeline='" +
+                        recorder->failedPipeline + "'";
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    if (ec)
+      return generic;
+    os << recorder->textBefore;
+    llvm::raw_fd_ostream sh(dir + "/reproduce.sh", ec);
+    if (!ec)
+      sh << "#!/bin/sh\n# the failing pass of stage `" << stage
+         << "`, on the module that entered it\n"
+         << command << "\n";
+  }
+  return "pass `" + recorder->failedPass + "` (stage `" + stage + "`) failed" +
+         (opDesc.empty() ? "" : " on " + opDesc) + ":\n" + firstDiags +
+         "\nthe module that entered the pass: " + path +
+         "\nreproduce with: " + command;
+}
+
 class JitProgram final : public Program {
 public:
   JitProgram() {
@@ -301,30 +563,19 @@ public:
       throw CompileError("cannot parse the captured module:\n" + diags);
     stageTexts.emplace_back("captured", moduleText);
     stageTimes.emplace_back("parse", seconds(clock() - t0));
-    dump(options, 0, "captured", moduleText);
 
-    int index = 1;
-    for (auto &[name, text] : stagesFor(options)) {
+    for (auto &[name, text] : stagesToRun(options)) {
       auto ts = clock();
       PassManager pm(&ctx, ModuleOp::getOperationName());
-      std::string err;
-      llvm::raw_string_ostream es(err);
-      // Stage texts are `builtin.module(<passes>)`: add <passes> to pm.
-      llvm::StringRef body(text);
-      if (!body.consume_front("builtin.module(") || !body.consume_back(")"))
-        throw CompileError("stage " + name +
-                           " is not a builtin.module pipeline");
-      if (failed(parsePassPipeline(body, pm, es)))
-        throw CompileError("invalid pipeline for stage " + name + ": " + err);
+      addStagePasses(pm, name, text);
+      pm.addInstrumentation(std::make_unique<PassRecorder>(
+          name, options.snapshotPasses, passRecords));
       diags.clear();
       if (failed(pm.run(*module)))
-        throw CompileError("stage `" + name + "` failed:\n" + diags +
-                           "\nreplay with: poptorch-opt <previous stage>.mlir "
-                           "--pass-pipeline='" +
-                           text + "'");
+        throw CompileError(reproduceFailure(
+            ctx, name, text, stageTexts.back().second, diags, options));
       std::string after = toText(module->getOperation());
       stageTimes.emplace_back(name, seconds(clock() - ts));
-      dump(options, index++, name, after);
       stageTexts.emplace_back(name, std::move(after));
       recordArgumentPermutations(*module);
     }
@@ -333,15 +584,22 @@ public:
     auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
     if (!tmBuilder)
       throw CompileError("cannot detect the host CPU for the JIT");
-    tmBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+    // O3 for real programs; debug builds (golden bisection) may ask for less.
+    llvm::CodeGenOptLevel level =
+        options.optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
+        : options.optLevel == 2 ? llvm::CodeGenOptLevel::Default
+        : options.optLevel == 1 ? llvm::CodeGenOptLevel::Less
+                                : llvm::CodeGenOptLevel::None;
+    tmBuilder->setCodeGenOptLevel(level);
     auto tm = tmBuilder->createTargetMachine();
     if (!tm)
       throw CompileError("cannot create a target machine for the host CPU");
     ExecutionEngineOptions eo;
-    eo.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+    eo.jitCodeGenOptLevel = level;
     // ExecutionEngineOptions holds function_refs: keep the callee alive here.
     std::function<llvm::Error(llvm::Module *)> optimize =
-        makeOptimizingTransformer(3, 0, tm->get());
+        makeOptimizingTransformer(std::clamp(options.optLevel, 0, 3), 0,
+                                  tm->get());
     eo.transformer = optimize;
     for (const char *lib : {"libmlir_c_runner_utils.so"}) {
       std::string path = std::string(POPTORCH_MLIR_LIB_DIR) + "/" + lib;
@@ -368,10 +626,12 @@ public:
             llvm::JITSymbolFlags::Exported};
       return map;
     });
+    // The JIT compiles lazily, on the first lookup: do it now, so that the
+    // "jit" time is the code generation and the first run is a plain run.
     auto entry = engine->lookupPacked("_mlir_ciface_main");
     if (!entry)
-      throw CompileError("the compiled program has no entry point: " +
-                         llvm::toString(entry.takeError()));
+      throw CompileError("JIT compilation failed: " +
+                         llvm::toString(entry.takeError()) + "\n" + diags);
     entryPoint = *entry;
     stageTimes.emplace_back("jit", seconds(clock() - tj));
     if (!options.cachePath.empty())
@@ -499,23 +759,11 @@ public:
     return stageTimes;
   }
   const std::string &origin() const override { return originText; }
+  const std::vector<PassRecord> &passes() const override { return passRecords; }
 
 private:
   static double seconds(std::chrono::steady_clock::duration d) {
     return std::chrono::duration<double>(d).count();
-  }
-
-  static void dump(const CompileOptions &o, int index, const std::string &name,
-                   const std::string &text) {
-    if (o.dumpDir.empty())
-      return;
-    llvm::sys::fs::create_directories(o.dumpDir);
-    char prefix[8];
-    snprintf(prefix, sizeof(prefix), "%02d-", index);
-    std::error_code ec;
-    llvm::raw_fd_ostream os(o.dumpDir + "/" + prefix + name + ".mlir", ec);
-    if (!ec)
-      os << text;
   }
 
   std::unique_ptr<ExecutionEngine> engine;
@@ -526,6 +774,7 @@ private:
   std::vector<llvm::StringRef> sharedLibRefs;
   std::vector<std::pair<std::string, std::string>> stageTexts;
   std::vector<std::pair<std::string, double>> stageTimes;
+  std::vector<PassRecord> passRecords;
   std::vector<std::vector<int64_t>> permutations;
 
   /// Reads `poptorch.permuted` from @main's arguments while @main is still a

@@ -18,6 +18,7 @@ from ._helpers import (
     recomputationCheckpoint,
     set_available_memory,
 )
+from ._debug import bisect, explain, replay, write_bundle
 from ._logging import logger, setLogLevel
 from ._poplar_executor import PoplarExecutor, inferenceModel, load
 from ._tracing import Executable, TracedGraph, trace
@@ -49,6 +50,8 @@ __all__ = [
     "Stage",
     "TensorLocationSettings",
     "TracedGraph",
+    "bisect",
+    "explain",
     "experimental",
     "identity_loss",
     "isRunningOnIpu",
@@ -58,8 +61,10 @@ __all__ = [
     "nop",
     "recomputationCheckpoint",
     "set_available_memory",
+    "replay",
     "setLogLevel",
     "trace",
+    "write_bundle",
 ]
 
 # JIT engines must be gone before LLVM's static destructors run.

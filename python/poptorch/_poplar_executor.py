@@ -11,6 +11,7 @@ import torch
 
 from . import _export
 from ._batching import Batching, micro_batch_call
+from . import _debug
 from ._logging import logger
 from ._tracing import Executable, Signature, trace
 from .options import Options
@@ -65,9 +66,13 @@ class PoplarExecutor:
             self.compile(*args, **kwargs)
         elif sig != self._signature:
             logger.warning("poptorch: recompiling because %s", self._signature.diff(sig))
+            old_graph = self._executable.graph
             self.compile(*args, **kwargs)
+            _debug.log_recompile(old_graph, self._executable.graph)
         elif not self._attached:
             self.attachToDevice()  # as PopTorch: a detached model re-attaches when called
+        if self._executable.first_run_seconds is None:
+            return _debug.first_run(self, args, kwargs)
         return self._executable.run_unchecked(args, kwargs)
 
     def copyWeightsToDevice(self) -> None:  # noqa: N802

@@ -128,12 +128,15 @@ class TracedGraph:
         self.output_results = output_results
         self.num_ops = num_ops
         self.trace_seconds = trace_seconds
+        self.name = "model"  # the model's class or function name (dump folders)
+        self.op_log: list[dict[str, Any]] = []  # every dispatched op (poptorch._debug)
 
     @property
     def num_inputs(self) -> int:
         return sum(isinstance(x, TensorSpec) for x in self.signature.leaves)
 
     def compile(self, options: Any | None = None) -> Executable:
+        from . import _debug
         from .options import Options
 
         options = options or Options()
@@ -141,8 +144,8 @@ class TracedGraph:
         dump_dir = options._dump_dir_for(self)
         start = time.perf_counter()
         cache_path, cache_key = _cache_entry(options, self.mlir, batching.device_loop())
-        program = _C.Program.compile(self.mlir, dump_dir, batching.device_loop(),
-                                     cache_path, cache_key)
+        program = _debug.compile_program(self, dump_dir, device_loop=batching.device_loop(),
+                                         cache_path=cache_path, cache_key=cache_key)
         if program.origin == "loaded":
             logger.info("loaded %d captured ops from the executable cache %s in %.3f s",
                         self.num_ops, cache_path, time.perf_counter() - start)
@@ -152,9 +155,12 @@ class TracedGraph:
                                program.origin)
             logger.info("compiled %d captured ops in %.3f s", self.num_ops,
                         time.perf_counter() - start)
-        logger.debug("lowered module:\n%s", program.stages[-1][1])
-        return Executable(self, program, batching,
-                          broadcast_buffers=options._values["broadcast_buffers"])
+        start = time.perf_counter()
+        executable = Executable(self, program, batching,
+                                broadcast_buffers=options._values["broadcast_buffers"])
+        executable.load_seconds = time.perf_counter() - start
+        _debug.after_compile(executable, dump_dir)
+        return executable
 
     def __repr__(self) -> str:
         return f"TracedGraph({self.num_ops} ops)\n{self.mlir}"
@@ -209,6 +215,9 @@ def trace(
     leaves, treespec = pytree.tree_flatten((tuple(args), dict(kwargs)))
 
     tracer = _C.Tracer(_source_excludes(source_location_excludes))
+    from . import _debug
+
+    _debug.tracer_created(tracer)
     for i, leaf in enumerate(leaves):
         if isinstance(leaf, torch.Tensor) and leaf.requires_grad:
             _warn_requires_grad(f"input {i}")
@@ -266,7 +275,7 @@ def trace(
 
     elapsed = time.perf_counter() - start
     logger.info("traced %d ops in %.3f s", tracer.num_ops, elapsed)
-    return TracedGraph(
+    graph = TracedGraph(
         mlir=tracer.module_text(True),
         signature=signature,
         output_treespec=out_treespec,
@@ -280,6 +289,8 @@ def trace(
         num_ops=tracer.num_ops,
         trace_seconds=elapsed,
     )
+    _debug.graph_traced(graph, model, tracer)
+    return graph
 
 
 class Executable:
@@ -304,6 +315,8 @@ class Executable:
         self._program = program
         self.batching = batching or Batching()
         self._broadcast = broadcast_buffers or self.batching.replicas == 1
+        self.load_seconds = 0.0
+        self.first_run_seconds: float | None = None
         self._device_state: list[torch.Tensor] = []
         self._replica_state: list[list[torch.Tensor]] = []  # replicas 1.. without broadcast
         self.copy_weights_to_device()
@@ -332,6 +345,17 @@ class Executable:
     def origin(self) -> str:
         """"compiled", "loaded" (from the executable cache) or "recompiled: <why>"."""
         return self._program.origin
+    def passes(self) -> list[tuple[str, str, str, float, str]]:
+        """(stage, pass pipeline, name, seconds, module text after it) per top-level pass.
+
+        The text is empty unless the compile kept snapshots (a dump folder or TRACE logging).
+        """
+        return list(self._program.passes)
+
+    def timing_report(self) -> str:
+        from . import _debug
+
+        return _debug.timing_report(self)
 
     def _state_permutations(self) -> list[list[int]]:
         """Per parameter/buffer: the layout the program reads it in (prepacked)."""

@@ -398,6 +398,7 @@ class Options(_OptionGroup):
             random_seed=None,
             executable_cache_dir=None,
             mlir_dump_dir=os.environ.get("POPTORCH_MLIR_DUMP_DIR") or None,
+            golden_bisect=os.environ.get("POPTORCH_GOLDEN_BISECT") or None,
             source_location_excludes=[],
             input_group_size=None,
             input_group_type=None,
@@ -561,6 +562,28 @@ class Options(_OptionGroup):
         self._values["mlir_dump_dir"] = os.fspath(directory) if directory is not None else None
         return self
 
+    def goldenBisect(self, directory: str | os.PathLike[str] | bool | None = True) -> Options:
+        """Check the compiled model op by op against eager PyTorch (poptorch extension).
+
+        On the first run the compiled value of every captured op is compared with eager
+        PyTorch on the same (compiled) inputs; the first op that differs beyond tolerance is
+        logged with its source line and a single-op reproducer is written to ``directory``
+        (``True``: the dump folder, or a new temporary folder). ``False``/``None`` turns it
+        off. Same as ``POPTORCH_GOLDEN_BISECT=1`` (or ``=<directory>``). See
+        docs/debugging.md.
+        """
+        if directory is not None and not isinstance(directory, (str, os.PathLike, bool)):
+            raise TypeError("poptorch: goldenBisect expects a directory path, a bool or None, "
+                            f"got {directory!r}")
+        if directory is True:
+            value: str | None = "1"
+        elif directory is False or directory is None:
+            value = None
+        else:
+            value = os.fspath(directory)
+        self._values["golden_bisect"] = value
+        return self
+
     def logCycleCount(self, log_cycle_count: bool) -> Options:
         value = expect_bool("logCycleCount", log_cycle_count)
         return self._set("logCycleCount", "log_cycle_count", value, in_effect=not value)
@@ -711,7 +734,9 @@ class Options(_OptionGroup):
         if not root:
             return ""
         digest = hashlib.sha256(graph.mlir.encode()).hexdigest()[:10]
-        return os.path.join(root, f"model-{digest}")
+        name = "".join(c if c.isalnum() or c in "-_" else "_"
+                       for c in getattr(graph, "name", "model")) or "model"
+        return os.path.join(root, f"{name}-{digest}")
 
 
 # ---------------------------------------------------------------------------

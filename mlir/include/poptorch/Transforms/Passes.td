@@ -125,4 +125,20 @@ def PoptorchDeviceIterations : Pass<"poptorch-device-iterations", "ModuleOp"> {
   ];
 }
 
+def PoptorchTestBreak : Pass<"poptorch-test-break", "ModuleOp"> {
+  let summary = "Test-only: break the lowering of one op on purpose";
+  let description = [{
+    For the debugging tools' tests (docs/debugging.md). `mode=fail` makes the
+    pass fail on the `index`-th op named `op` (a failing pass, for failure
+    reproducers); `mode=perturb` negates that op's first result (a wrong
+    lowering, for golden bisection). Compile runs put it in front of the
+    pipeline when POPTORCH_TEST_BREAK=<mode>:<op>[:<index>] is set.
+  }];
+  let options = [
+    Option<"opName", "op", "std::string", "\"\"", "the op to break">,
+    Option<"mode", "mode", "std::string", "\"fail\"", "fail or perturb">,
+    Option<"index", "index", "int64_t", "0", "which occurrence of the op">,
+  ];
+}
+
 #endif // POPTORCH_TRANSFORMS_PASSES_TD
