@@ -108,16 +108,21 @@ def test_default_output_mode_is_all_for_inference() -> None:
 
 def test_loop_is_inside_the_program() -> None:
     """The iterations are one scf.for in the compiled program, not Python calls."""
-    model = Small().eval()
+    model = torch.nn.Linear(64, 64).eval()
     pm = poptorch.inferenceModel(model, opts(8))
-    pm(torch.randn(16, 4))
+    x = torch.randn(64, 64)
+    assert_matches(pm(x), model(x), atol=1e-5, rtol=1e-5)
+    names = [name for name, _ in pm.executable.stages]
     stages = dict(pm.executable.stages)
-    assert "device-loop" in stages
-    assert stages["device-loop"].count("scf.for") == 1
-    assert "tensor<8x1x2x4xf32>" in stages["device-loop"]
-    # One micro-batch was traced: the captured module sees a batch of 2.
-    assert "tensor<2x4xf32>" in stages["captured"]
-    assert "tensor<16x4xf32>" not in stages["captured"]
+    # The loop wraps the body after it was tiled and vectorized for one micro-batch.
+    assert names.index("device-loop") == names.index("tile-and-vectorize") + 1
+    loop = stages["device-loop"]
+    assert "tensor<8x1x8x64xf32>" in loop
+    body = loop[loop.index("scf.for"):]
+    assert "vector.fma" in body or "vector.contract" in body or "vector.outerproduct" in body
+    # One micro-batch was traced: the captured module sees a batch of 8.
+    assert "tensor<8x64xf32>" in stages["captured"]
+    assert "tensor<64x64xf32> {poptorch.name = \"input0\"" not in stages["captured"]
 
 
 @pytest.mark.parametrize("d,r", [(3, 1), (2, 2)])

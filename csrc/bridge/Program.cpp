@@ -244,16 +244,19 @@ bool readCacheEntry(const CompileOptions &o, std::string &object,
   return true;
 }
 
-/// The pipeline's stages, preceded by the device-iteration loop when the
-/// program runs more than one micro-batch per call.
+/// The pipeline's stages, with the device-iteration loop after
+/// tile-and-vectorize when the program runs more than one micro-batch per
+/// call: the body is tiled and vectorized for one micro-batch as a function
+/// of its own, and the loop then wraps the optimized body.
 std::vector<std::pair<std::string, std::string>>
 stagesFor(const CompileOptions &options) {
   std::vector<std::pair<std::string, std::string>> stages;
-  if (!options.deviceLoop.empty())
-    stages.emplace_back("device-loop",
-                        "builtin.module(" + options.deviceLoop + ")");
-  for (auto &stage : poptorch::getCompilePipelineStages())
+  for (auto &stage : poptorch::getCompilePipelineStages()) {
     stages.push_back(stage);
+    if (stage.first == "tile-and-vectorize" && !options.deviceLoop.empty())
+      stages.emplace_back("device-loop",
+                          "builtin.module(" + options.deviceLoop + ")");
+  }
   return stages;
 }
 

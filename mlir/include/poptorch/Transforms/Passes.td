@@ -108,6 +108,8 @@ def PoptorchDeviceIterations : Pass<"poptorch-device-iterations", "ModuleOp"> {
     output stacked along a new leading dimension of size
     `iterations / period` (All: period 1, Final: period = iterations,
     EveryN: period N), or, with `sum`, added up over all iterations.
+    The compiler runs it after tile-and-vectorize, so the body it wraps is
+    already optimized for one micro-batch.
   }];
   let options = [
     Option<"iterations", "iterations", "int64_t", "1",
