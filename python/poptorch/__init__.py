@@ -11,6 +11,7 @@ import torch  # noqa: F401  (the extension needs torch's libraries loaded first)
 
 from . import _C, enums, experimental
 from ._dataloader import AsynchronousDataAccessor, DataLoader
+from ._debug import bisect, explain, replay, write_bundle
 from ._helpers import (
     identity_loss,
     isRunningOnIpu,
@@ -18,7 +19,6 @@ from ._helpers import (
     recomputationCheckpoint,
     set_available_memory,
 )
-from ._debug import bisect, explain, replay, write_bundle
 from ._logging import logger, setLogLevel
 from ._poplar_executor import PoplarExecutor, inferenceModel, load
 from ._tracing import Executable, TracedGraph, trace

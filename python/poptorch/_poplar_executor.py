@@ -9,9 +9,8 @@ from typing import Any
 
 import torch
 
-from . import _export
+from . import _debug, _export
 from ._batching import Batching, micro_batch_call
-from . import _debug
 from ._logging import logger
 from ._tracing import Executable, Signature, trace
 from .options import Options

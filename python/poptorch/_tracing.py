@@ -345,6 +345,8 @@ class Executable:
     def origin(self) -> str:
         """"compiled", "loaded" (from the executable cache) or "recompiled: <why>"."""
         return self._program.origin
+
+    @property
     def passes(self) -> list[tuple[str, str, str, float, str]]:
         """(stage, pass pipeline, name, seconds, module text after it) per top-level pass.
 
