@@ -294,10 +294,7 @@ LogicalResult AdaptiveMaxPool3dOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult BatchNormOp::verify() {
-  if (getTraining())
-    return emitOpError("training-mode batch norm (batch statistics) is not "
-                       "supported; call model.eval() before compiling");
-  if (!getMean() || !getVar())
+  if (!getTraining() && (!getMean() || !getVar()))
     return emitOpError(
         "running_mean and running_var are required in inference");
   if (rtt(getInput()).getRank() < 2)
