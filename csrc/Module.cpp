@@ -36,7 +36,8 @@ PYBIND11_MODULE(_C, m) {
       .def("finish", &Tracer::finish, py::arg("outputs"))
       .def("module_text", &Tracer::moduleText, py::arg("debug_info") = true)
       .def_property_readonly("buffer_update_args", &Tracer::bufferUpdateArgs)
-      .def_property_readonly("num_ops", &Tracer::numOps);
+      .def_property_readonly("num_ops", &Tracer::numOps)
+      .def_property_readonly("random_state_arg", &Tracer::randomStateArg);
 
   py::class_<Program, std::shared_ptr<Program>>(m, "Program")
       .def_static(

@@ -62,6 +62,9 @@ public:
   /// For each result after the user outputs: the argument it writes back.
   const std::vector<int64_t> &bufferUpdateArgs() const { return updateArgs; }
   size_t numOps() const { return opCount; }
+  /// The argument index of the random state [seed, calls] (-1 when the
+  /// program draws no random numbers); each call returns it advanced.
+  int64_t randomStateArg() const { return randomArg; }
 
   // Entry points from the device kernels.
   void capture(const c10::OperatorHandle &op, torch::jit::Stack *stack);
@@ -135,6 +138,11 @@ private:
   std::vector<int64_t> updateArgs;
   int64_t numArgs = 0;
   size_t opCount = 0;
+  /// The random state argument, added by the first random op.
+  ValueId randomState();
+  ValueId randomValue = -1;
+  int64_t randomArg = -1;
+  int64_t randomStreams = 0;
 };
 
 } // namespace poptorch

@@ -125,7 +125,7 @@ ARG_KIND_ENUM = {
     "scalar": "Scalar", "opt_scalar": "OptScalar", "mask": "Mask", "f64": "F64", "i64": "I64",
     "bool": "Bool", "str": "Str",
     "ints": "Ints", "dim": "Dim", "dims": "Dims", "index": "Index",
-    "reversed_dims": "ReversedDims",
+    "reversed_dims": "ReversedDims", "random_state": "RandomState",
 }
 
 

@@ -112,6 +112,7 @@ class TracedGraph:
         output_results: list[int],
         num_ops: int,
         trace_seconds: float,
+        random_state_arg: int = -1,
     ) -> None:
         self.mlir = mlir
         self.signature = signature
@@ -127,6 +128,9 @@ class TracedGraph:
         self.output_results = output_results
         self.num_ops = num_ops
         self.trace_seconds = trace_seconds
+        # The argument holding the random state [seed, calls] after the
+        # inputs, parameters and buffers (-1: the model draws no random numbers).
+        self.random_state_arg = random_state_arg
 
     @property
     def num_inputs(self) -> int:
@@ -142,7 +146,7 @@ class TracedGraph:
         logger.info("compiled %d captured ops in %.3f s", self.num_ops,
                     time.perf_counter() - start)
         logger.debug("lowered module:\n%s", program.stages[-1][1])
-        return Executable(self, program)
+        return Executable(self, program, random_seed=options.random_seed)
 
     def __repr__(self) -> str:
         return f"TracedGraph({self.num_ops} ops)\n{self.mlir}"
@@ -233,6 +237,7 @@ def trace(
         output_results=list(output_results),
         num_ops=tracer.num_ops,
         trace_seconds=elapsed,
+        random_state_arg=tracer.random_state_arg,
     )
 
 
@@ -244,10 +249,13 @@ class Executable:
     model stay on the device until :meth:`copy_weights_to_host`.
     """
 
-    def __init__(self, graph: TracedGraph, program: Any) -> None:
+    def __init__(self, graph: TracedGraph, program: Any, random_seed: int | None = None) -> None:
         self.graph = graph
         self._program = program
         self._device_state: list[torch.Tensor] = []
+        # [seed, calls]: an input of the program that each call advances.
+        self._random_state = torch.zeros(2, dtype=torch.int64)
+        self.set_random_seed(random_seed)
         self.copy_weights_to_device()
         # (shape, dtype) of each distinct output result, in result order.
         out_specs = [x for x in graph.output_leaves if isinstance(x, TensorSpec)]
@@ -271,6 +279,18 @@ class Executable:
         # After bufferization @main also has one out-param per result: skip those.
         perms = list(self._program.argument_permutations)[n_inputs:n_inputs + n_state]
         return perms + [[]] * (n_state - len(perms))
+
+    def set_random_seed(self, seed: int | None = None) -> None:
+        """Restarts the random sequence of the model's random ops from ``seed``.
+
+        The same seed gives the same numbers in every process (they are not
+        the numbers of torch's CPU generator). Without a seed, one is drawn
+        from torch's default generator (so ``torch.manual_seed`` governs it).
+        No recompilation: the seed is an input of the compiled program.
+        """
+        if seed is None:
+            seed = int(torch.randint(-2**63, 2**63 - 1, (), dtype=torch.int64))
+        self._random_state.copy_(torch.tensor([seed, 0], dtype=torch.int64))
 
     def copy_weights_to_device(self) -> None:
         with torch.no_grad():
@@ -314,12 +334,17 @@ class Executable:
         # Program buffers are contiguous CPU tensors (ipu inputs are host memory too).
         inputs = [x.detach().cpu().contiguous() for x in user_inputs]
         inputs += self._device_state
+        if graph.random_state_arg >= 0:
+            inputs.append(self._random_state)
         n_inputs = graph.num_inputs
+        n_state = len(self._device_state)
         # Every argument the model writes to comes back as an extra result:
         # parameters and buffers update the device copy (read back by
         # copy_weights_to_host), inputs are written back to the caller's
         # tensors as eager PyTorch would do.
-        targets = [user_inputs[arg] if arg < n_inputs else self._device_state[arg - n_inputs]
+        targets = [user_inputs[arg] if arg < n_inputs
+                   else self._device_state[arg - n_inputs] if arg < n_inputs + n_state
+                   else self._random_state
                    for arg in graph.buffer_update_args]
         outputs = [torch.empty(shape, dtype=dtype) for shape, dtype in self._result_specs]
         outputs += [torch.empty(t.shape, dtype=t.dtype) for t in targets]

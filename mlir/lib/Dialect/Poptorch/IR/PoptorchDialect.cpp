@@ -461,3 +461,23 @@ LogicalResult EmbeddingOp::verify() {
 
 #define GET_OP_CLASSES
 #include "poptorch/Dialect/Poptorch/IR/PoptorchOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Random numbers
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy> static LogicalResult verifyRandom(OpTy op) {
+  auto state = rtt(op.getState());
+  if (state.getShape() != ArrayRef<int64_t>{2} ||
+      !state.getElementType().isInteger(64))
+    return op.emitOpError("the random state must be tensor<2xi64>");
+  Type elem = op.getType().getElementType();
+  if (isa<ComplexType>(elem))
+    return op.emitOpError("random ") << elem << " results are not supported";
+  return success();
+}
+LogicalResult RandUniformOp::verify() { return verifyRandom(*this); }
+LogicalResult RandNormalOp::verify() { return verifyRandom(*this); }
+LogicalResult RandExponentialOp::verify() { return verifyRandom(*this); }
+LogicalResult RandBernoulliOp::verify() { return verifyRandom(*this); }
+LogicalResult RandIntOp::verify() { return verifyRandom(*this); }

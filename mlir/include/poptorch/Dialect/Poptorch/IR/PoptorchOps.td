@@ -326,4 +326,29 @@ def Poptorch_EmbeddingOp : Poptorch_Op<"embedding", [Pure]> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Random numbers (ops-nn family)
+//===----------------------------------------------------------------------===//
+
+// Counter-based: element i of the op with stream number `stream` is a
+// function of (seed, call counter, stream, i) -- a splitmix64 mix -- so the
+// ops vectorize, never fold, and the program's random state (an i64 argument
+// [seed, calls] that each call advances) reseeds without recompiling.
+class Poptorch_RandomOp<string mnemonic, string what> : Poptorch_Op<mnemonic, [Pure]> {
+  let summary = what;
+  let arguments = (ins Poptorch_Tensor:$state, Optional<Poptorch_Tensor>:$p,
+                       DefaultValuedAttr<F64Attr, "0.0">:$a, OptionalAttr<F64Attr>:$b,
+                       I64Attr:$stream);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = [{
+    $state (`p` $p^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+def Poptorch_RandUniformOp : Poptorch_RandomOp<"rand_uniform", "uniform in [a, b) (b defaults to 1)">;
+def Poptorch_RandNormalOp : Poptorch_RandomOp<"rand_normal", "normal with mean a and std b (default 1)">;
+def Poptorch_RandExponentialOp : Poptorch_RandomOp<"rand_exponential", "exponential with rate a">;
+def Poptorch_RandBernoulliOp : Poptorch_RandomOp<"rand_bernoulli", "1 with probability p (tensor) or a, else 0">;
+def Poptorch_RandIntOp : Poptorch_RandomOp<"rand_int", "integers uniform in [a, b) (b defaults to the dtype's range)">;
+
 #endif // POPTORCH_OPS_TD
