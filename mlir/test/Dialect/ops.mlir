@@ -188,3 +188,12 @@ func.func @where_clamp(%c: tensor<3xi1>, %x: tensor<2x3xf32>, %s: tensor<f32>, %
   %c2 = poptorch.clamp %c1 max %s : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
   return %c2 : tensor<2x3xf32>
 }
+
+// CHECK-LABEL: func.func @random
+// CHECK: poptorch.rand_uniform %{{.*}} {a = 2.000000e+00 : f64, b = 5.000000e+00 : f64, stream = 0 : i64} : (tensor<2xi64>) -> tensor<4xf32>
+// CHECK: poptorch.rand_bernoulli %{{.*}} p %{{.*}} {stream = 1 : i64} : (tensor<2xi64>, tensor<4xf32>) -> tensor<4xf32>
+func.func @random(%s: tensor<2xi64>, %p: tensor<4xf32>) {
+  %0 = poptorch.rand_uniform %s {a = 2.0 : f64, b = 5.0 : f64, stream = 0 : i64} : (tensor<2xi64>) -> tensor<4xf32>
+  %1 = poptorch.rand_bernoulli %s p %p {stream = 1 : i64} : (tensor<2xi64>, tensor<4xf32>) -> tensor<4xf32>
+  return
+}
