@@ -44,27 +44,29 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("num_ops", &Tracer::numOps)
       .def("set_record_args", &Tracer::setRecordArgs)
       .def("module_text_with_values", &Tracer::moduleTextWithValues)
-      .def_property_readonly("op_log", [](const Tracer &t) {
-        py::list out;
-        for (const OpRecord &r : t.opLog()) {
-          py::dict d;
-          d["name"] = r.name;
-          d["status"] = r.status;
-          d["dialect_op"] = r.dialectOp;
-          d["file"] = r.loc.file;
-          d["line"] = r.loc.line;
-          d["inputs"] = r.inputs;
-          d["outputs"] = r.outputs;
-          d["input_types"] = r.inputTypes;
-          d["output_types"] = r.outputTypes;
-          py::list args;
-          for (const c10::IValue &a : r.args)
-            args.append(torch::jit::toPyObject(a));
-          d["args"] = args;
-          out.append(d);
-        }
-        return out;
-      });
+      .def_property_readonly("op_log",
+                             [](const Tracer &t) {
+                               py::list out;
+                               for (const OpRecord &r : t.opLog()) {
+                                 py::dict d;
+                                 d["name"] = r.name;
+                                 d["status"] = r.status;
+                                 d["dialect_op"] = r.dialectOp;
+                                 d["file"] = r.loc.file;
+                                 d["line"] = r.loc.line;
+                                 d["inputs"] = r.inputs;
+                                 d["outputs"] = r.outputs;
+                                 d["input_types"] = r.inputTypes;
+                                 d["output_types"] = r.outputTypes;
+                                 py::list args;
+                                 for (const c10::IValue &a : r.args)
+                                   args.append(torch::jit::toPyObject(a));
+                                 d["args"] = args;
+                                 out.append(d);
+                               }
+                               return out;
+                             })
+      .def_property_readonly("random_state_arg", &Tracer::randomStateArg);
 
   m.def("set_trace_sink", [](py::object fn) {
     if (fn.is_none())

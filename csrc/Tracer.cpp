@@ -43,7 +43,8 @@ enum class ArgKind {
   Dim,
   Dims,
   Index,
-  ReversedDims
+  ReversedDims,
+  RandomState
 };
 /// How tensor and scalar operands (not masks) are cast before the dialect op:
 /// not at all, to the result dtype, or to their common dtype
@@ -243,6 +244,16 @@ void Tracer::bindValue(const at::Tensor &t, ValueId v) {
 void Tracer::bindPoison(const at::Tensor &t, const std::string &reason) {
   values.insert_or_assign(t.unsafeGetTensorImpl(), TracedValue(t))
       .first->second.poisonReason = reason;
+}
+
+ValueId Tracer::randomState() {
+  if (randomValue < 0) {
+    randomValue = builder.addArgument({{2}, ElemType::I64},
+                                      "poptorch.random_state", "random");
+    randomArg = numArgs++;
+    argIndexOfValue[randomValue] = randomArg;
+  }
+  return randomValue;
 }
 
 void Tracer::addArgument(const at::Tensor &t, const std::string &name,
@@ -858,6 +869,12 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
       addAttr(a.name, attr);
       break;
     }
+    case ArgKind::RandomState:
+      operands.push_back({randomState()});
+      attr.kind = AttrValue::I64;
+      attr.i = randomStreams++;
+      addAttr("stream", attr);
+      break;
     case ArgKind::ReversedDims:
       attr.kind = AttrValue::Ints;
       for (int64_t d = rank; d-- > 0;)
@@ -1260,6 +1277,14 @@ Tracer::finish(const std::vector<at::Tensor> &outputs) {
   std::vector<ValueId> values;
   for (const at::Tensor &t : outputs)
     values.push_back(valueOf(t, std::nullopt, "<model output>"));
+  if (randomValue >= 0) {
+    // Each call advances the call counter: [seed, calls + 1].
+    int64_t step[2] = {0, 1};
+    ValueId one = builder.addConstant({{2}, ElemType::I64}, step);
+    bufferUpdates[randomArg] =
+        builder.addOp("poptorch.add", {{randomValue}, {one}}, {},
+                      {{{2}, ElemType::I64}}, sourceLocation())[0];
+  }
   std::unordered_map<ValueId, int64_t> updateIndex;
   for (const auto &[arg, v] : bufferUpdates)
     updateIndex.emplace(v, static_cast<int64_t>(updateIndex.size()));

@@ -88,6 +88,9 @@ public:
   moduleTextWithValues(const std::vector<ValueId> &values) const {
     return builder.printWithValues(values);
   }
+  /// The argument index of the random state [seed, calls] (-1 when the
+  /// program draws no random numbers); each call returns it advanced.
+  int64_t randomStateArg() const { return randomArg; }
 
   // Entry points from the device kernels.
   void capture(const c10::OperatorHandle &op, torch::jit::Stack *stack);
@@ -166,6 +169,11 @@ private:
   size_t opCount = 0;
   std::vector<OpRecord> ops;
   bool recordArgs = false;
+  /// The random state argument, added by the first random op.
+  ValueId randomState();
+  ValueId randomValue = -1;
+  int64_t randomArg = -1;
+  int64_t randomStreams = 0;
 };
 
 } // namespace poptorch

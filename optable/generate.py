@@ -32,7 +32,7 @@ def camel(name: str) -> str:
 
 def dialect_ops() -> set[str]:
     td = (ROOT / "mlir/include/poptorch/Dialect/Poptorch/IR/PoptorchOps.td").read_text()
-    names = set(re.findall(r'Poptorch_(?:Op|SoftmaxLikeOp|ReduceOp)<"(\w+)"', td))
+    names = set(re.findall(r'Poptorch_\w*Op<"(\w+)"', td))
     return names | {e.name for e in table.ELEMENTWISE}
 
 
@@ -125,7 +125,7 @@ ARG_KIND_ENUM = {
     "scalar": "Scalar", "opt_scalar": "OptScalar", "mask": "Mask", "f64": "F64", "i64": "I64",
     "bool": "Bool", "str": "Str",
     "ints": "Ints", "dim": "Dim", "dims": "Dims", "index": "Index",
-    "reversed_dims": "ReversedDims",
+    "reversed_dims": "ReversedDims", "random_state": "RandomState",
 }
 
 

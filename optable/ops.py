@@ -160,6 +160,8 @@ KINDS = {
     "dims": "DenseI64ArrayAttr: dimensions, normalised (extra `all`: None or [] means all)",
     "index": "I64Attr: a position along dimension `extra`, normalised and clamped; None is 0",
     "reversed_dims": "DenseI64ArrayAttr: the dimensions of the first operand, reversed",
+    "random_state": "operand: the program's random state [seed, calls], plus a `stream` I64Attr "
+                    "numbering the random ops",
 }
 
 
@@ -325,18 +327,24 @@ ATEN: list[Aten] = [
           "stride": Ints("stride"), "padding": Ints("padding"), "dilation": Ints("dilation"),
           "transposed": B("transposed"), "output_padding": Ints("output_padding"),
           "groups": I("groups")}),
-    Aten("max_pool2d_with_indices", "max_pool2d",
-         {"input": T("self"), "kernel_size": Ints("kernel_size"),
-          "stride": Ints("stride", empty_means="kernel_size"), "padding": Ints("padding"),
-          "dilation": Ints("dilation"), "ceil_mode": B("ceil_mode")},
-         note="the indices result is not computed"),
-    Aten("avg_pool2d", "avg_pool2d",
-         {"input": T("self"), "kernel_size": Ints("kernel_size"),
-          "stride": Ints("stride", empty_means="kernel_size"), "padding": Ints("padding"),
-          "ceil_mode": B("ceil_mode"), "count_include_pad": B("count_include_pad"),
-          "divisor_override": I("divisor_override")}),
-    Aten("_adaptive_avg_pool2d", "adaptive_avg_pool2d",
-         {"input": T("self"), "output_size": Ints("output_size")}),
+    *[Aten(f"max_pool{n}d_with_indices", f"max_pool{n}d",
+           {"input": T("self"), "kernel_size": Ints("kernel_size"),
+            "stride": Ints("stride", empty_means="kernel_size"), "padding": Ints("padding"),
+            "dilation": Ints("dilation"), "ceil_mode": B("ceil_mode")}, results=2,
+           note="indices: the flat position of each maximum in its input plane")
+      for n in (2, 3)],
+    *[Aten(f"avg_pool{n}d", f"avg_pool{n}d",
+           {"input": T("self"), "kernel_size": Ints("kernel_size"),
+            "stride": Ints("stride", empty_means="kernel_size"), "padding": Ints("padding"),
+            "ceil_mode": B("ceil_mode"), "count_include_pad": B("count_include_pad"),
+            "divisor_override": I("divisor_override")})
+      for n in (2, 3)],
+    *[Aten(f"_adaptive_avg_pool{n}d", f"adaptive_avg_pool{n}d",
+           {"input": T("self"), "output_size": Ints("output_size")}) for n in (2, 3)],
+    *[Aten(f"adaptive_max_pool{n}d", f"adaptive_max_pool{n}d",
+           {"input": T("self"), "output_size": Ints("output_size")}, results=2,
+           note="indices: the flat position of each maximum in its input plane")
+      for n in (2, 3)],
     # ---- normalisation
     Aten("native_batch_norm", "batch_norm",
          {"input": T("input"), "weight": OptT("weight"), "bias": OptT("bias"),
@@ -353,6 +361,22 @@ ATEN: list[Aten] = [
          note="the mean / rstd results are not computed"),
     Aten("_softmax", "softmax", {"input": T("self"), "dim": Dim("dim")}),
     Aten("_log_softmax", "log_softmax", {"input": T("self"), "dim": Dim("dim")}),
+    # ---- random numbers (self only gives the shape and dtype)
+    *[Aten(s, op, {"state": Arg("random_state", ""), **args}) for s, op, args in [
+        ("uniform", "rand_uniform", {"a": F("from"), "b": F("to")}),
+        ("rand", "rand_uniform", {}),
+        ("normal_functional", "rand_normal", {"a": F("mean"), "b": F("std")}),
+        ("normal_", "rand_normal", {"a": F("mean"), "b": F("std")}),
+        ("randn", "rand_normal", {}),
+        ("exponential", "rand_exponential", {"a": F("lambd")}),
+        ("bernoulli", "rand_bernoulli", {"p": T("self")}),
+        ("bernoulli.p", "rand_bernoulli", {"a": F("p")}),
+        ("bernoulli.Tensor", "rand_bernoulli", {"p": T("p")}),
+        ("random.from", "rand_int", {"a": F("from"), "b": F("to")}),
+        ("random.to", "rand_int", {"b": F("to")}),
+        ("randint", "rand_int", {"b": F("high")}),
+        ("randint.low", "rand_int", {"a": F("low"), "b": F("high")}),
+    ]],
     # ---- reductions
     Aten("sum", "reduce_sum", {"input": T("self"), "dims": Dims("", empty_means_all=True)}),
     Aten("sum.dim_IntList", "reduce_sum",

@@ -364,7 +364,6 @@ def test_conv2d_batch1_rectangular_kernel():
     check(torch.nn.Conv2d(3, 5, (1, 3), padding=(0, 1)).eval(), R(1, 3, 6, 7))
 
 
-@pytest.mark.xfail(strict=True, reason="only 2-D convolution is lowered (the verifier says so)")
 def test_conv1d():
     check(torch.nn.Conv1d(3, 5, 3, padding=1).eval(), R(2, 3, 10))
 
@@ -398,10 +397,7 @@ def test_avg_pool2d(cfg):
 
 
 @pytest.mark.parametrize("out_size", [
-    1, (1, 1), (4, 5), (2, 5),
-    pytest.param((3, 3), marks=pytest.mark.xfail(
-        strict=True, reason="adaptive_avg_pool2d needs the output size to divide the input "
-        "size (documented by its verifier)"))])
+    1, (1, 1), (4, 5), (2, 5), (3, 3)])
 def test_adaptive_avg_pool2d(out_size):
     check(lambda x: F.adaptive_avg_pool2d(x, out_size), R(2, 3, 8, 10))
 

@@ -26,7 +26,8 @@ from ._tracing import Executable, TracedGraph, _cache_entry
 FORMAT = "poptorch-export-1"
 
 _GRAPH_FIELDS = ("mlir", "signature", "output_treespec", "output_leaves", "buffer_update_args",
-                 "num_output_results", "output_results", "num_ops", "trace_seconds")
+                 "num_output_results", "output_results", "num_ops", "trace_seconds",
+                 "random_state_arg")
 
 
 def export(executor: Any, path: str | os.PathLike[str], export_model: bool = True,

@@ -113,6 +113,7 @@ class TracedGraph:
         output_results: list[int],
         num_ops: int,
         trace_seconds: float,
+        random_state_arg: int = -1,
     ) -> None:
         self.mlir = mlir
         self.signature = signature
@@ -130,6 +131,9 @@ class TracedGraph:
         self.trace_seconds = trace_seconds
         self.name = "model"  # the model's class or function name (dump folders)
         self.op_log: list[dict[str, Any]] = []  # every dispatched op (poptorch._debug)
+        # The argument holding the random state [seed, calls] after the
+        # inputs, parameters and buffers (-1: the model draws no random numbers).
+        self.random_state_arg = random_state_arg
 
     @property
     def num_inputs(self) -> int:
@@ -157,7 +161,8 @@ class TracedGraph:
                         time.perf_counter() - start)
         start = time.perf_counter()
         executable = Executable(self, program, batching,
-                                broadcast_buffers=options._values["broadcast_buffers"])
+                                broadcast_buffers=options._values["broadcast_buffers"],
+                                random_seed=options.random_seed)
         executable.load_seconds = time.perf_counter() - start
         _debug.after_compile(executable, dump_dir)
         return executable
@@ -288,6 +293,7 @@ def trace(
         output_results=list(output_results),
         num_ops=tracer.num_ops,
         trace_seconds=elapsed,
+        random_state_arg=tracer.random_state_arg,
     )
     _debug.graph_traced(graph, model, tracer)
     return graph
@@ -310,7 +316,7 @@ class Executable:
     """
 
     def __init__(self, graph: TracedGraph, program: Any, batching: Batching | None = None,
-                 broadcast_buffers: bool = True) -> None:
+                 broadcast_buffers: bool = True, random_seed: int | None = None) -> None:
         self.graph = graph
         self._program = program
         self.batching = batching or Batching()
@@ -319,6 +325,9 @@ class Executable:
         self.first_run_seconds: float | None = None
         self._device_state: list[torch.Tensor] = []
         self._replica_state: list[list[torch.Tensor]] = []  # replicas 1.. without broadcast
+        # [seed, calls]: an input of the program that each call advances.
+        self._random_state = torch.zeros(2, dtype=torch.int64)
+        self.set_random_seed(random_seed)
         self.copy_weights_to_device()
         # (shape, dtype) of each distinct output result, in result order.
         out_specs = [x for x in graph.output_leaves if isinstance(x, TensorSpec)]
@@ -366,6 +375,18 @@ class Executable:
         # After bufferization @main also has one out-param per result: skip those.
         perms = list(self._program.argument_permutations)[n_inputs:n_inputs + n_state]
         return perms + [[]] * (n_state - len(perms))
+
+    def set_random_seed(self, seed: int | None = None) -> None:
+        """Restarts the random sequence of the model's random ops from ``seed``.
+
+        The same seed gives the same numbers in every process (they are not
+        the numbers of torch's CPU generator). Without a seed, one is drawn
+        from torch's default generator (so ``torch.manual_seed`` governs it).
+        No recompilation: the seed is an input of the compiled program.
+        """
+        if seed is None:
+            seed = int(torch.randint(-2**63, 2**63 - 1, (), dtype=torch.int64))
+        self._random_state.copy_(torch.tensor([seed, 0], dtype=torch.int64))
 
     def copy_weights_to_device(self) -> None:
         with torch.no_grad():
@@ -429,6 +450,8 @@ class Executable:
         for r in range(replicas):
             state = states[r] if r < len(states) else self._device_state
             run_in = inputs + state
+            if graph.random_state_arg >= 0:
+                run_in.append(self._random_state)
             if replicas > 1:
                 run_in = [*run_in, torch.tensor(r, dtype=torch.int64)]
             run_out = [torch.empty(shape, dtype=dtype) for shape, dtype in self._result_specs]
@@ -475,6 +498,9 @@ class Executable:
                         target.copy_(updates[0][k])
                     continue
                 i = arg - n_inputs
+                if arg == self.graph.random_state_arg:  # advanced by replica 0's draws
+                    self._random_state.copy_(updates[0][k])
+                    continue
                 self._device_state[i].copy_(updates[0][k])
                 for r, state in enumerate(self._replica_state, 1):
                     state[i].copy_(updates[r][k])

@@ -216,7 +216,8 @@ struct DecomposeBatchNorm : public OpRewritePattern<BatchNormOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(BatchNormOp op,
                                 PatternRewriter &rewriter) const override {
-    if (op.getTraining() || !op.getMean() || !op.getVar())
+    bool batchStats = op.getTraining();
+    if (!batchStats && (!op.getMean() || !op.getVar()))
       return rewriter.notifyMatchFailure(op, "needs inference statistics");
     Location loc = op.getLoc();
     auto inTy = tensorType(op.getInput());
@@ -226,8 +227,25 @@ struct DecomposeBatchNorm : public OpRewritePattern<BatchNormOp> {
     Type ce = computeType(elem);
     // y = x * scale + shift with scale = weight / sqrt(var + eps) and
     // shift = bias - mean * scale, per channel (as PyTorch's CPU kernel).
-    Value var = castTo(rewriter, loc, op.getVar(), ce);
-    Value mean = castTo(rewriter, loc, op.getMean(), ce);
+    // Training mode normalises with the batch's statistics: the mean and
+    // the biased variance over every dim but the channels.
+    Value mean, var;
+    if (batchStats) {
+      SmallVector<int64_t> dims = {0};
+      for (int64_t d = 2; d < inTy.getRank(); ++d)
+        dims.push_back(d);
+      auto statTy = RankedTensorType::get({inTy.getShape()[1]}, ce);
+      Value x = castTo(rewriter, loc, op.getInput(), ce);
+      Value m = reduceKeep<ReduceMeanOp>(rewriter, loc, x, dims);
+      Value d = binary<SubOp>(rewriter, loc, x, m);
+      Value v = reduceKeep<ReduceMeanOp>(
+          rewriter, loc, binary<MulOp>(rewriter, loc, d, d), dims);
+      mean = ReshapeOp::create(rewriter, loc, statTy, m);
+      var = ReshapeOp::create(rewriter, loc, statTy, v);
+    } else {
+      var = castTo(rewriter, loc, op.getVar(), ce);
+      mean = castTo(rewriter, loc, op.getMean(), ce);
+    }
     Value eps = scalar(rewriter, loc, ce, op.getEps().convertToDouble());
     Value scale =
         unary<RsqrtOp>(rewriter, loc, binary<AddOp>(rewriter, loc, var, eps));

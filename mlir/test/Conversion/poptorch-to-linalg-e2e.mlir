@@ -50,8 +50,8 @@ func.func @cnn(%x: tensor<2x3x16x16xf32>, %cw: tensor<8x3x3x3xf32>, %cb: tensor<
   %n = poptorch.batch_norm %c weight %g bias %b mean %m var %v {eps = 1.0e-5 : f64}
       : (tensor<2x8x16x16xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8x16x16xf32>
   %r = poptorch.relu %n : (tensor<2x8x16x16xf32>) -> tensor<2x8x16x16xf32>
-  %p = poptorch.max_pool2d %r {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>}
-      : tensor<2x8x16x16xf32> -> tensor<2x8x8x8xf32>
+  %p, %pi = poptorch.max_pool2d %r {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>}
+      : tensor<2x8x16x16xf32> -> tensor<2x8x8x8xf32>, tensor<2x8x8x8xi64>
   %a = poptorch.adaptive_avg_pool2d %p {output_size = array<i64: 1, 1>} : tensor<2x8x8x8xf32> -> tensor<2x8x1x1xf32>
   %f = poptorch.reshape %a : tensor<2x8x1x1xf32> -> tensor<2x8xf32>
   %o = poptorch.linear %f, %fw bias %fb : (tensor<2x8xf32>, tensor<10x8xf32>, tensor<10xf32>) -> tensor<2x10xf32>

@@ -138,16 +138,16 @@ func.func @conv_groups(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tens
 // -----
 
 func.func @pool_rank(%x: tensor<8x8xf32>) -> tensor<4x4xf32> {
-  // expected-error @+1 {{input must be (N,) C, H, W}}
-  %0 = poptorch.max_pool2d %x {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>} : tensor<8x8xf32> -> tensor<4x4xf32>
+  // expected-error @+1 {{input must be (N,) C and 2 spatial dims}}
+  %0, %i = poptorch.max_pool2d %x {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>} : tensor<8x8xf32> -> tensor<4x4xf32>, tensor<4x4xi64>
   return %0 : tensor<4x4xf32>
 }
 
 // -----
 
 func.func @pool_entries(%x: tensor<1x8x8xf32>) -> tensor<1x4x4xf32> {
-  // expected-error @+1 {{kernel_size, stride and padding must have 2 entries}}
-  %0 = poptorch.avg_pool2d %x {kernel_size = array<i64: 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>} : tensor<1x8x8xf32> -> tensor<1x4x4xf32>
+  // expected-error @+1 {{kernel_size must have 1 or 2 entries}}
+  %0 = poptorch.avg_pool2d %x {kernel_size = array<i64: 2, 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>} : tensor<1x8x8xf32> -> tensor<1x4x4xf32>
   return %0 : tensor<1x4x4xf32>
 }
 
@@ -155,23 +155,23 @@ func.func @pool_entries(%x: tensor<1x8x8xf32>) -> tensor<1x4x4xf32> {
 
 func.func @pool_padding(%x: tensor<1x8x8xf32>) -> tensor<1x5x5xf32> {
   // expected-error @+1 {{padding should be at most half of the kernel size}}
-  %0 = poptorch.max_pool2d %x {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 2, 2>, dilation = array<i64: 1, 1>} : tensor<1x8x8xf32> -> tensor<1x5x5xf32>
+  %0, %i = poptorch.max_pool2d %x {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 2, 2>, dilation = array<i64: 1, 1>} : tensor<1x8x8xf32> -> tensor<1x5x5xf32>, tensor<1x5x5xi64>
   return %0 : tensor<1x5x5xf32>
 }
 
 // -----
 
 func.func @adaptive_output_size(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x1x1xf32> {
-  // expected-error @+1 {{input must be (N,) C, H, W and output_size 2 entries}}
+  // expected-error @+1 {{output_size must have 2 entries}}
   %0 = poptorch.adaptive_avg_pool2d %x {output_size = array<i64: 1>} : tensor<1x3x8x8xf32> -> tensor<1x3x1x1xf32>
   return %0 : tensor<1x3x1x1xf32>
 }
 
 // -----
 
-func.func @batch_norm_training(%x: tensor<2x3xf32>, %m: tensor<3xf32>) -> tensor<2x3xf32> {
-  // expected-error @+1 {{training-mode batch norm (batch statistics) is not supported; call model.eval() before compiling}}
-  %0 = poptorch.batch_norm %x mean %m var %m {eps = 1.0e-5 : f64, training = true} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+func.func @batch_norm_no_stats(%x: tensor<2x3xf32>, %m: tensor<3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{running_mean and running_var are required in inference}}
+  %0 = poptorch.batch_norm %x mean %m {eps = 1.0e-5 : f64} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
 

@@ -77,14 +77,22 @@ func.func @linear_algebra(%x: tensor<2x3x4xf32>, %w: tensor<4x5xf32>, %wt: tenso
 
 // CHECK-LABEL: func.func @conv_pool
 // CHECK: poptorch.convolution %{{.*}}, %{{.*}} bias %{{.*}} {dilation = array<i64: 1, 1>, groups = 2 : i64, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : (tensor<1x4x8x8xf32>, tensor<6x2x3x3xf32>, tensor<6xf32>) -> tensor<1x6x4x4xf32>
-// CHECK: poptorch.max_pool2d %{{.*}} {ceil_mode = true, dilation = array<i64: 1, 1>, kernel_size = array<i64: 3, 3>, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : tensor<1x4x8x8xf32> -> tensor<1x4x5x5xf32>
+// CHECK: poptorch.max_pool2d %{{.*}} {ceil_mode = true, dilation = array<i64: 1, 1>, kernel_size = array<i64: 3, 3>, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : tensor<1x4x8x8xf32> -> tensor<1x4x5x5xf32>, tensor<1x4x5x5xi64>
 // CHECK: poptorch.avg_pool2d %{{.*}} {count_include_pad = false, divisor_override = 3 : i64, kernel_size = array<i64: 2, 2>, padding = array<i64: 0, 0>, stride = array<i64: 2, 2>} : tensor<4x8x8xf32> -> tensor<4x4x4xf32>
 // CHECK: poptorch.adaptive_avg_pool2d %{{.*}} {output_size = array<i64: 1, 1>} : tensor<1x4x8x8xf32> -> tensor<1x4x1x1xf32>
+// CHECK: poptorch.max_pool3d %{{.*}} : tensor<1x4x8x8xf32> -> tensor<1x2x4x4xf32>, tensor<1x2x4x4xi64>
+// CHECK: poptorch.avg_pool3d %{{.*}} : tensor<1x4x8x8xf32> -> tensor<1x2x4x4xf32>
+// CHECK: poptorch.adaptive_avg_pool3d %{{.*}} {output_size = array<i64: 3, 3, 3>} : tensor<1x4x8x8xf32> -> tensor<1x3x3x3xf32>
+// CHECK: poptorch.adaptive_max_pool2d %{{.*}} {output_size = array<i64: 3, 3>} : tensor<1x4x8x8xf32> -> tensor<1x4x3x3xf32>, tensor<1x4x3x3xi64>
 func.func @conv_pool(%x: tensor<1x4x8x8xf32>, %w: tensor<6x2x3x3xf32>, %b: tensor<6xf32>, %y: tensor<4x8x8xf32>) {
   %0 = poptorch.convolution %x, %w bias %b {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 2 : i64} : (tensor<1x4x8x8xf32>, tensor<6x2x3x3xf32>, tensor<6xf32>) -> tensor<1x6x4x4xf32>
-  %1 = poptorch.max_pool2d %x {kernel_size = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, ceil_mode = true} : tensor<1x4x8x8xf32> -> tensor<1x4x5x5xf32>
+  %1:2 = poptorch.max_pool2d %x {kernel_size = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, ceil_mode = true} : tensor<1x4x8x8xf32> -> tensor<1x4x5x5xf32>, tensor<1x4x5x5xi64>
   %2 = poptorch.avg_pool2d %y {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, count_include_pad = false, divisor_override = 3 : i64} : tensor<4x8x8xf32> -> tensor<4x4x4xf32>
   %3 = poptorch.adaptive_avg_pool2d %x {output_size = array<i64: 1, 1>} : tensor<1x4x8x8xf32> -> tensor<1x4x1x1xf32>
+  %4:2 = poptorch.max_pool3d %x {kernel_size = array<i64: 2>, stride = array<i64: 2>, padding = array<i64: 0>, dilation = array<i64: 1>} : tensor<1x4x8x8xf32> -> tensor<1x2x4x4xf32>, tensor<1x2x4x4xi64>
+  %5 = poptorch.avg_pool3d %x {kernel_size = array<i64: 2>, stride = array<i64: 2>, padding = array<i64: 0>} : tensor<1x4x8x8xf32> -> tensor<1x2x4x4xf32>
+  %6 = poptorch.adaptive_avg_pool3d %x {output_size = array<i64: 3, 3, 3>} : tensor<1x4x8x8xf32> -> tensor<1x3x3x3xf32>
+  %7:2 = poptorch.adaptive_max_pool2d %x {output_size = array<i64: 3, 3>} : tensor<1x4x8x8xf32> -> tensor<1x4x3x3xf32>, tensor<1x4x3x3xi64>
   return
 }
 
@@ -179,4 +187,13 @@ func.func @where_clamp(%c: tensor<3xi1>, %x: tensor<2x3xf32>, %s: tensor<f32>, %
   %c1 = poptorch.clamp %w min %s max %y : (tensor<2x3xf32>, tensor<f32>, tensor<3xf32>) -> tensor<2x3xf32>
   %c2 = poptorch.clamp %c1 max %s : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
   return %c2 : tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func.func @random
+// CHECK: poptorch.rand_uniform %{{.*}} {a = 2.000000e+00 : f64, b = 5.000000e+00 : f64, stream = 0 : i64} : (tensor<2xi64>) -> tensor<4xf32>
+// CHECK: poptorch.rand_bernoulli %{{.*}} p %{{.*}} {stream = 1 : i64} : (tensor<2xi64>, tensor<4xf32>) -> tensor<4xf32>
+func.func @random(%s: tensor<2xi64>, %p: tensor<4xf32>) {
+  %0 = poptorch.rand_uniform %s {a = 2.0 : f64, b = 5.0 : f64, stream = 0 : i64} : (tensor<2xi64>) -> tensor<4xf32>
+  %1 = poptorch.rand_bernoulli %s p %p {stream = 1 : i64} : (tensor<2xi64>, tensor<4xf32>) -> tensor<4xf32>
+  return
 }

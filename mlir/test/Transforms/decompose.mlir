@@ -213,3 +213,19 @@ func.func @clamp(%x: tensor<3xf32>, %lo: tensor<f32>, %hi: tensor<2x3xf32>) -> (
   %1 = poptorch.clamp %x max %lo : (tensor<3xf32>, tensor<f32>) -> tensor<3xf32>
   return %0, %1 : tensor<2x3xf32>, tensor<3xf32>
 }
+
+// -----
+
+// Training mode: the batch's mean and biased variance over (N, H, W).
+// CHECK-LABEL: func.func @batch_norm_training
+// CHECK: %[[S:.*]] = poptorch.reduce_sum %{{.*}} {dims = array<i64: 0, 2, 3>, keepdim = true} : tensor<2x3x4x4xf32> -> tensor<1x3x1x1xf32>
+// CHECK: %[[M:.*]] = poptorch.div %[[S]]
+// CHECK: %[[D:.*]] = poptorch.sub %{{.*}}, %[[M]]
+// CHECK: %[[SQ:.*]] = poptorch.mul %[[D]], %[[D]]
+// CHECK: poptorch.reduce_sum %[[SQ]] {dims = array<i64: 0, 2, 3>, keepdim = true}
+// CHECK: poptorch.rsqrt
+// CHECK-NOT: poptorch.batch_norm
+func.func @batch_norm_training(%x: tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32> {
+  %0 = poptorch.batch_norm %x {eps = 1.0e-5 : f64, training = true} : (tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
+  return %0 : tensor<2x3x4x4xf32>
+}

@@ -1,10 +1,27 @@
-//===- ConvPool.cpp - convolution and pooling to named linalg ops ---------===//
+//===- ConvPool.cpp - convolution and pooling to linalg ------------------===//
 //
-// NCHW convolution -> tensor.pad + linalg.conv_2d_nchw_fchw (groups == 1) or
-// linalg.conv_2d_ngchw_gfchw (grouped and depthwise), accumulating into the
-// broadcast bias. Pools -> tensor.pad + linalg.pooling_nchw_max/sum, with
-// PyTorch's divisors for average pooling (count_include_pad, ceil_mode,
-// divisor_override).
+// Convolution (1-, 2-, 3-D, grouped, dilated, strided, transposed):
+//  * a transposed convolution becomes a regular one on the input with
+//    stride-1 zeros inserted between elements and padded by
+//    dilation * (kernel - 1) - padding (+ output_padding at the end), with
+//    the weight flipped and its in/out channels swapped per group;
+//  * the input is padded (tensor.pad), 1-D is 2-D with a unit height, 2-D
+//    uses linalg.conv_2d_nchw_fchw (groups == 1) or conv_2d_ngchw_gfchw,
+//    3-D a grouped linalg.generic; all accumulate into the broadcast bias,
+//    in f32 for f16/bf16 (as PyTorch's CPU kernels).
+//
+// Pooling: every pool is one windowed reduction (a linalg.generic over the
+// leading dims, the output positions and the window offsets) over the input
+// padded so that every window fits. Window j of a regular pool starts at
+// o * stride - padding and steps by dilation; an adaptive window is
+// [floor(o * in / out), ceil((o + 1) * in / out)). Window elements outside
+// the input (padding, ceil_mode overhang, the tail of a shorter adaptive
+// window) are masked in the body. Max pools also yield the flat index of the
+// maximum in its input plane, chosen as PyTorch does (first maximum; NaN
+// wins). Average pools divide by PyTorch's divisor (count_include_pad,
+// ceil_mode, divisor_override), a constant table over the output positions.
+// 2-D max pools whose indices are unused and 2-D f32/f64 average pools take
+// linalg.pooling_nchw_max/sum, which the tiling pass splits into 1-D ops.
 //
 //===----------------------------------------------------------------------===//
 #include "Conversion/PoptorchToLinalg/Patterns.h"
@@ -14,47 +31,219 @@ using namespace mlir::poptorch;
 
 namespace {
 
-/// A 2-entry parameter from a 1- or 2-entry attribute.
-static SmallVector<int64_t, 2> pair(ArrayRef<int64_t> v) {
+/// `v` with one entry per spatial dim (`v` has one entry, or none: `dflt`).
+static SmallVector<int64_t> perDim(ArrayRef<int64_t> v, int64_t n,
+                                   int64_t dflt) {
+  if (v.empty())
+    return SmallVector<int64_t>(n, dflt);
   if (v.size() == 1)
-    return {v[0], v[0]};
-  return {v[0], v[1]};
+    return SmallVector<int64_t>(n, v[0]);
+  return SmallVector<int64_t>(v);
 }
 
-/// Pads the two spatial dims of an NCHW tensor with `value`.
-static Value padSpatial(OpBuilder &b, Location loc, Value input,
-                        ArrayRef<int64_t> low, ArrayRef<int64_t> high,
-                        Value value) {
-  if (llvm::all_of(low, [](int64_t x) { return x == 0; }) &&
-      llvm::all_of(high, [](int64_t x) { return x == 0; }))
-    return input;
-  auto ty = getTensorType(input);
-  SmallVector<int64_t> lo = {0, 0, low[0], low[1]};
-  SmallVector<int64_t> hi = {0, 0, high[0], high[1]};
+/// Pads the trailing `lo.size()` dims of `x` by `lo` / `hi` elements of
+/// `fill`; negative amounts crop. `interior[i] > 1` puts interior[i] - 1
+/// fill elements between neighbours (the input of a transposed convolution).
+static Value padTrailing(OpBuilder &b, Location loc, Value x,
+                         ArrayRef<int64_t> lo, ArrayRef<int64_t> hi, Value fill,
+                         ArrayRef<int64_t> interior = {}) {
+  auto ty = getTensorType(x);
+  int64_t rank = ty.getRank(), first = rank - (int64_t)lo.size();
+  auto isZero = [](int64_t v) { return v == 0; };
+  auto isOne = [](int64_t v) { return v == 1; };
+  if (llvm::all_of(lo, isZero) && llvm::all_of(hi, isZero) &&
+      llvm::all_of(interior, isOne))
+    return x;
+  bool simple = llvm::all_of(interior, isOne) &&
+                llvm::none_of(lo, [](int64_t v) { return v < 0; }) &&
+                llvm::none_of(hi, [](int64_t v) { return v < 0; });
   SmallVector<int64_t> shape(ty.getShape());
-  for (int i = 0; i < 4; ++i)
-    shape[i] += lo[i] + hi[i];
-  SmallVector<OpFoldResult> loF, hiF;
-  for (int i = 0; i < 4; ++i) {
-    loF.push_back(b.getIndexAttr(lo[i]));
-    hiF.push_back(b.getIndexAttr(hi[i]));
+  if (simple) {
+    SmallVector<OpFoldResult> loF(rank, b.getIndexAttr(0)),
+        hiF(rank, b.getIndexAttr(0));
+    for (size_t i = 0; i < lo.size(); ++i) {
+      loF[first + i] = b.getIndexAttr(lo[i]);
+      hiF[first + i] = b.getIndexAttr(hi[i]);
+      shape[first + i] += lo[i] + hi[i];
+    }
+    return tensor::PadOp::create(b, loc, ty.clone(shape), x, loF, hiF, fill);
   }
-  return tensor::PadOp::create(b, loc, ty.clone(shape), input, loF, hiF, value);
+  // Insert the (strided) input into a filled tensor, then crop.
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes,
+      strides(rank, b.getIndexAttr(1));
+  for (int64_t d = 0; d < rank; ++d)
+    sizes.push_back(b.getIndexAttr(ty.getShape()[d]));
+  bool crop = false;
+  for (size_t i = 0; i < lo.size(); ++i) {
+    int64_t d = first + i, s = interior.empty() ? 1 : interior[i];
+    int64_t len = ty.getShape()[d] == 0 ? 0 : (ty.getShape()[d] - 1) * s + 1;
+    shape[d] = len + std::max<int64_t>(lo[i], 0) + std::max<int64_t>(hi[i], 0);
+    offsets[d] = b.getIndexAttr(std::max<int64_t>(lo[i], 0));
+    strides[d] = b.getIndexAttr(s);
+    crop |= lo[i] < 0 || hi[i] < 0;
+  }
+  Value dest = createFilled(b, loc, ty.clone(shape), fill);
+  Value result =
+      tensor::InsertSliceOp::create(b, loc, x, dest, offsets, sizes, strides);
+  if (!crop)
+    return result;
+  SmallVector<OpFoldResult> cropOffsets(rank, b.getIndexAttr(0)), cropSizes,
+      ones(rank, b.getIndexAttr(1));
+  SmallVector<int64_t> cropShape(shape);
+  for (size_t i = 0; i < lo.size(); ++i) {
+    int64_t d = first + i;
+    int64_t l = std::max<int64_t>(-lo[i], 0), h = std::max<int64_t>(-hi[i], 0);
+    cropOffsets[d] = b.getIndexAttr(l);
+    cropShape[d] = shape[d] - l - h;
+  }
+  for (int64_t s : cropShape)
+    cropSizes.push_back(b.getIndexAttr(s));
+  return tensor::ExtractSliceOp::create(b, loc, ty.clone(cropShape), result,
+                                        cropOffsets, cropSizes, ones);
 }
 
-/// Extra high padding so that every window of the output (including the
-/// partial windows of ceil_mode) lies inside the padded input.
-static SmallVector<int64_t, 2>
-highPadding(ArrayRef<int64_t> inSize, ArrayRef<int64_t> outSize,
-            ArrayRef<int64_t> kernel, ArrayRef<int64_t> stride,
-            ArrayRef<int64_t> dilation, ArrayRef<int64_t> pad) {
-  SmallVector<int64_t, 2> hi;
-  for (int i = 0; i < 2; ++i) {
-    int64_t needed =
-        (outSize[i] - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1;
-    hi.push_back(std::max<int64_t>(0, needed - (inSize[i] + pad[i])));
+//===----------------------------------------------------------------------===//
+// Convolution
+//===----------------------------------------------------------------------===//
+
+/// Multiply-accumulate in a linalg body (float or signless integer).
+static Value multiplyAdd(OpBuilder &b, Location loc, Value x, Value w,
+                         Value acc) {
+  if (isa<FloatType>(acc.getType()))
+    return arith::AddFOp::create(b, loc, acc,
+                                 arith::MulFOp::create(b, loc, x, w));
+  return arith::AddIOp::create(b, loc, acc,
+                               arith::MulIOp::create(b, loc, x, w));
+}
+
+/// A grouped N-d convolution as one linalg.generic over
+/// (n, g, f, out..., c, k...): input (N, G, C/G, in...), weight
+/// (G, F, C/G, k...), init (N, G, F, out...).
+static Value genericGroupedConv(OpBuilder &b, Location loc, Value in5, Value w5,
+                                Value init5, ArrayRef<int64_t> stride,
+                                ArrayRef<int64_t> dilation) {
+  MLIRContext *ctx = b.getContext();
+  int64_t s = stride.size(), nLoops = 4 + 2 * s;
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineExpr> inE = {d(0), d(1), d(3 + s)},
+                          wE = {d(1), d(2), d(3 + s)},
+                          outE = {d(0), d(1), d(2)};
+  for (int64_t j = 0; j < s; ++j) {
+    inE.push_back(d(3 + j) * stride[j] + d(4 + s + j) * dilation[j]);
+    wE.push_back(d(4 + s + j));
+    outE.push_back(d(3 + j));
   }
-  return hi;
+  SmallVector<AffineMap> maps = {AffineMap::get(nLoops, 0, inE, ctx),
+                                 AffineMap::get(nLoops, 0, wE, ctx),
+                                 AffineMap::get(nLoops, 0, outE, ctx)};
+  SmallVector<utils::IteratorType> iters(3 + s, utils::IteratorType::parallel);
+  iters.append(1 + s, utils::IteratorType::reduction);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init5.getType()}, ValueRange{in5, w5},
+             ValueRange{init5}, maps, iters,
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               linalg::YieldOp::create(
+                   nb, nloc, multiplyAdd(nb, nloc, args[0], args[1], args[2]));
+             })
+      .getResult(0);
+}
+
+/// A convolution of an already padded input (stride, dilation, groups) into
+/// `init` (N, O, out...), whose element type it computes in.
+static Value convolve(OpBuilder &b, Location loc, Value input, Value weight,
+                      Value init, ArrayRef<int64_t> stride,
+                      ArrayRef<int64_t> dilation, int64_t groups) {
+  auto inTy = getTensorType(input), wTy = getTensorType(weight);
+  auto initTy = getTensorType(init);
+  int64_t spatial = inTy.getRank() - 2;
+  if (spatial == 1) {
+    // 1-D is 2-D with a unit height.
+    auto unitH = [&](Value v) {
+      ArrayRef<int64_t> s = getTensorType(v).getShape();
+      return reshapeTensor(b, loc, v, {s[0], s[1], 1, s[2]});
+    };
+    Value r = convolve(b, loc, unitH(input), unitH(weight), unitH(init),
+                       {1, stride[0]}, {1, dilation[0]}, groups);
+    return reshapeTensor(b, loc, r, initTy.getShape());
+  }
+  auto strides = getI64Elements(b, stride);
+  auto dilations = getI64Elements(b, dilation);
+  if (spatial == 2 && groups == 1)
+    return linalg::Conv2DNchwFchwOp::create(
+               b, loc, TypeRange{initTy}, ValueRange{input, weight},
+               ValueRange{init}, strides, dilations)
+        .getResult(0);
+  // Grouped: (N, G, C/G, ...), (G, O/G, C/G, ...), (N, G, O/G, ...).
+  auto split = [&](Value v, int64_t dim, bool groupFirst) {
+    ArrayRef<int64_t> s = getTensorType(v).getShape();
+    SmallVector<int64_t> shape;
+    for (int64_t i = 0; i < (int64_t)s.size(); ++i) {
+      if (i == dim) {
+        shape.push_back(groups);
+        shape.push_back(s[i] / groups);
+      } else {
+        shape.push_back(s[i]);
+      }
+    }
+    (void)groupFirst;
+    return reshapeTensor(b, loc, v, shape);
+  };
+  Value in5 = split(input, 1, true), w5 = split(weight, 0, true),
+        init5 = split(init, 1, true);
+  Value r;
+  if (spatial == 2)
+    r = linalg::Conv2DNgchwGfchwOp::create(
+            b, loc, TypeRange{init5.getType()}, ValueRange{in5, w5},
+            ValueRange{init5}, strides, dilations)
+            .getResult(0);
+  else
+    r = genericGroupedConv(b, loc, in5, w5, init5, stride, dilation);
+  (void)wTy;
+  return reshapeTensor(b, loc, r, initTy.getShape());
+}
+
+/// The weight of the regular convolution equivalent to a transposed one:
+/// (C_in, C_out/g, k...) -> (C_out, C_in/g, k...), spatially flipped.
+static Value transposedConvWeight(OpBuilder &b, Location loc, Value weight,
+                                  int64_t groups) {
+  auto wTy = getTensorType(weight);
+  ArrayRef<int64_t> ws = wTy.getShape();
+  int64_t s = ws.size() - 2, cin = ws[0], cout = ws[1];
+  SmallVector<int64_t> w5Shape = {groups, cin / groups, cout};
+  SmallVector<int64_t> outShape = {groups, cout, cin / groups};
+  for (int64_t j = 0; j < s; ++j) {
+    w5Shape.push_back(ws[2 + j]);
+    outShape.push_back(ws[2 + j]);
+  }
+  Value w5 = reshapeTensor(b, loc, weight, w5Shape);
+  // A gather (tensor.extract) rather than a reversing indexing map, which
+  // the tiling pass cannot slice.
+  int64_t nLoops = 3 + s;
+  auto outTy = RankedTensorType::get(outShape, wTy.getElementType());
+  Value flipped =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{outTy}, ValueRange{},
+          ValueRange{createEmpty(b, loc, outTy)},
+          SmallVector<AffineMap>{b.getMultiDimIdentityMap(nLoops)},
+          SmallVector<utils::IteratorType>(nLoops,
+                                           utils::IteratorType::parallel),
+          [&](OpBuilder &nb, Location nloc, ValueRange) {
+            SmallVector<Value> idx;
+            for (int64_t i : {0, 2, 1})
+              idx.push_back(linalg::IndexOp::create(nb, nloc, i));
+            for (int64_t j = 0; j < s; ++j)
+              idx.push_back(arith::SubIOp::create(
+                  nb, nloc,
+                  arith::ConstantIndexOp::create(nb, nloc, ws[2 + j] - 1),
+                  linalg::IndexOp::create(nb, nloc, 3 + j)));
+            linalg::YieldOp::create(
+                nb, nloc,
+                tensor::ExtractOp::create(nb, nloc, w5, idx).getResult());
+          })
+          .getResult(0);
+  SmallVector<int64_t> result = {groups * cout, cin / groups};
+  result.append(ws.begin() + 2, ws.end());
+  return reshapeTensor(b, loc, flipped, result);
 }
 
 struct ConvolutionLowering : public OpConversionPattern<ConvolutionOp> {
@@ -67,254 +256,553 @@ struct ConvolutionLowering : public OpConversionPattern<ConvolutionOp> {
     RankedTensorType resTy = op.getType();
     Type elem = resTy.getElementType();
     auto inTy = getTensorType(adaptor.getInput());
-    auto wTy = getTensorType(adaptor.getWeight());
-    if (op.getTransposed())
-      return op.emitOpError("transposed convolution (conv_transpose) is not "
-                            "supported yet; use a regular convolution");
-    if (inTy.getRank() != 4)
-      return op.emitOpError("only 2-D convolution on (N, C, H, W) input is "
-                            "supported; got rank ")
-             << inTy.getRank() << " (reshape 1-D/3-D cases to 2-D)";
-    if (!isa<FloatType>(elem))
-      return op.emitOpError(
-                 "only floating-point convolution is supported, got ")
-             << elem;
-    auto stride = pair(op.getStride()), dilation = pair(op.getDilation()),
-         padding = pair(op.getPadding());
+    int64_t spatial = inTy.getRank() - 2;
+    if (spatial < 1 || spatial > 3)
+      return op.emitOpError("only 1-D, 2-D and 3-D convolutions are "
+                            "supported; got input rank ")
+             << inTy.getRank();
+    if (!(isa<FloatType>(elem) ||
+          (isa<IntegerType>(elem) && cast<IntegerType>(elem).isSignless() &&
+           !elem.isInteger(1))))
+      return op.emitOpError("convolution of element type ")
+             << elem << " is not supported; use a float or signed integer";
+    auto stride = perDim(op.getStride(), spatial, 1);
+    auto dilation = perDim(op.getDilation(), spatial, 1);
+    auto padding = perDim(op.getPadding(), spatial, 0);
     int64_t groups = op.getGroups();
-    int64_t n = inTy.getShape()[0], c = inTy.getShape()[1];
-    int64_t o = wTy.getShape()[0];
+    Type acc = getComputeType(elem);
+    Value input = castTensor(rewriter, loc, adaptor.getInput(), acc);
+    Value weight = castTensor(rewriter, loc, adaptor.getWeight(), acc);
+    ArrayRef<int64_t> ks = getTensorType(weight).getShape().drop_front(2);
+    Value zero = createScalar(rewriter, loc, acc, 0.0);
+    if (op.getTransposed()) {
+      auto outPad = perDim(op.getOutputPadding().value_or(ArrayRef<int64_t>{}),
+                           spatial, 0);
+      SmallVector<int64_t> lo, hi;
+      for (int64_t j = 0; j < spatial; ++j) {
+        lo.push_back(dilation[j] * (ks[j] - 1) - padding[j]);
+        hi.push_back(lo.back() + outPad[j]);
+      }
+      weight = transposedConvWeight(rewriter, loc, weight, groups);
+      input = padTrailing(rewriter, loc, input, lo, hi, zero, stride);
+      stride.assign(spatial, 1);
+    } else {
+      input = padTrailing(rewriter, loc, input, padding, padding, zero);
+    }
+    int64_t o = getTensorType(weight).getShape()[0];
     if (o % groups != 0)
       return op.emitOpError("output channels ")
              << o << " are not divisible by groups " << groups;
-    ArrayRef<int64_t> outShape = resTy.getShape();
 
-    Value zero = createScalar(rewriter, loc, elem, 0.0);
-    Value input =
-        padSpatial(rewriter, loc, adaptor.getInput(), padding, padding, zero);
+    auto accTy = resTy.clone(acc);
     Value init;
-    if (Value bias = adaptor.getBias())
-      init = linalg::BroadcastOp::create(rewriter, loc, bias,
-                                         createEmpty(rewriter, loc, resTy),
-                                         ArrayRef<int64_t>{0, 2, 3})
+    if (Value bias = adaptor.getBias()) {
+      SmallVector<int64_t> dims = {0};
+      for (int64_t j = 0; j < spatial; ++j)
+        dims.push_back(2 + j);
+      init = linalg::BroadcastOp::create(
+                 rewriter, loc, castTensor(rewriter, loc, bias, acc),
+                 createEmpty(rewriter, loc, accTy), dims)
                  ->getResult(0);
-    else
-      init = createFilled(rewriter, loc, resTy, zero);
-    auto strides = getI64Elements(rewriter, stride);
-    auto dilations = getI64Elements(rewriter, dilation);
-
-    Value result;
-    if (groups == 1) {
-      result = linalg::Conv2DNchwFchwOp::create(
-                   rewriter, loc, TypeRange{resTy},
-                   ValueRange{input, adaptor.getWeight()}, ValueRange{init},
-                   strides, dilations)
-                   .getResult(0);
     } else {
-      auto pTy = getTensorType(input);
-      Value in5 = reshapeTensor(
-          rewriter, loc, input,
-          {n, groups, c / groups, pTy.getShape()[2], pTy.getShape()[3]});
-      ArrayRef<int64_t> ws = wTy.getShape();
-      Value w5 = reshapeTensor(rewriter, loc, adaptor.getWeight(),
-                               {groups, o / groups, ws[1], ws[2], ws[3]});
-      SmallVector<int64_t> out5 = {n, groups, o / groups, outShape[2],
-                                   outShape[3]};
-      Value init5 = reshapeTensor(rewriter, loc, init, out5);
-      Value conv =
-          linalg::Conv2DNgchwGfchwOp::create(
-              rewriter, loc, TypeRange{init5.getType()}, ValueRange{in5, w5},
-              ValueRange{init5}, strides, dilations)
-              .getResult(0);
-      result = reshapeTensor(rewriter, loc, conv, outShape);
+      init = createFilled(rewriter, loc, accTy, zero);
     }
-    rewriter.replaceOp(op, result);
+    Value result =
+        convolve(rewriter, loc, input, weight, init, stride, dilation, groups);
+    rewriter.replaceOp(op, castTensor(rewriter, loc, result, elem));
     return success();
   }
 };
 
-/// Shared structure of the pools: (C, H, W) inputs are lowered as (1, C, H, W).
-struct PoolOperands {
-  Value input;                 // NCHW
-  RankedTensorType resultType; // NCHW
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+/// One spatial dim of a pool: the input and output sizes, and either a
+/// regular window (kernel, stride, padding, dilation) or an adaptive one.
+struct Window {
+  int64_t in, out;
+  int64_t kernel = 1, stride = 1, pad = 0, dilation = 1;
+  bool adaptive = false;
+
+  /// Start of window `o` in unpadded input coordinates.
+  int64_t start(int64_t o) const {
+    return adaptive ? (o * in) / out : o * stride - pad;
+  }
+  /// One past the last input position window `o` may read.
+  int64_t end(int64_t o) const {
+    return adaptive ? ((o + 1) * in + out - 1) / out
+                    : start(o) + dilation * (kernel - 1) + 1;
+  }
+  /// Adaptive windows: the longest one.
+  static int64_t adaptiveKernel(int64_t in, int64_t out) {
+    Window w{in, out};
+    w.adaptive = true;
+    int64_t k = 1;
+    for (int64_t o = 0; o < out; ++o)
+      k = std::max(k, w.end(o) - w.start(o));
+    return k;
+  }
 };
 
-static PoolOperands toNchw(OpBuilder &b, Location loc, Value input,
-                           RankedTensorType resTy) {
+enum class PoolKind { Max, Sum };
+
+/// The windowed reduction described in the file header. `input` is
+/// (lead..., spatial...) with one Window per spatial dim; the result is
+/// (lead..., out...) in `accElem` (Sum) or the input's type (Max, with the
+/// i64 indices when `withIndices`).
+static SmallVector<Value> windowReduce(OpBuilder &b, Location loc, Value input,
+                                       ArrayRef<Window> wins, PoolKind kind,
+                                       bool withIndices, Type accElem) {
+  MLIRContext *ctx = b.getContext();
   auto inTy = getTensorType(input);
-  if (inTy.getRank() == 4)
-    return {input, resTy};
-  SmallVector<int64_t> inShape = {1}, outShape = {1};
-  inShape.append(inTy.getShape().begin(), inTy.getShape().end());
-  outShape.append(resTy.getShape().begin(), resTy.getShape().end());
-  return {reshapeTensor(b, loc, input, inShape), resTy.clone(outShape)};
+  Type elem = inTy.getElementType();
+  int64_t rank = inTy.getRank(), s = wins.size(), lead = rank - s;
+  int64_t nLoops = lead + 2 * s;
+
+  SmallVector<int64_t> lo, hi, outShape(inTy.getShape().take_front(lead));
+  SmallVector<bool> masked;
+  for (const Window &w : wins) {
+    int64_t l = w.adaptive ? 0 : w.pad;
+    int64_t last = w.out > 0 ? w.start(w.out - 1) + l : 0;
+    int64_t span = w.adaptive ? w.kernel : w.dilation * (w.kernel - 1) + 1;
+    int64_t h = std::max<int64_t>(0, last + span - (w.in + l));
+    lo.push_back(l);
+    hi.push_back(h);
+    masked.push_back(w.adaptive ? w.in % w.out != 0 : (l > 0 || h > 0));
+    outShape.push_back(w.out);
+  }
+  Value padded =
+      padTrailing(b, loc, input, lo, hi, createScalar(b, loc, elem, 0.0));
+
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineExpr> inE, outE;
+  for (int64_t i = 0; i < lead; ++i) {
+    inE.push_back(d(i));
+    outE.push_back(d(i));
+  }
+  for (int64_t j = 0; j < s; ++j) {
+    const Window &w = wins[j];
+    AffineExpr o = d(lead + j), k = d(lead + s + j);
+    inE.push_back(w.adaptive ? (o * w.in).floorDiv(w.out) + k
+                             : o * w.stride + k * w.dilation);
+    outE.push_back(o);
+  }
+  // The window operand (never read) gives the window loops their ranges.
+  SmallVector<AffineExpr> winE;
+  SmallVector<int64_t> winShape;
+  for (int64_t j = 0; j < s; ++j) {
+    winE.push_back(d(lead + s + j));
+    winShape.push_back(wins[j].kernel);
+  }
+  Value window = tensor::EmptyOp::create(b, loc, winShape, elem);
+  AffineMap outMap = AffineMap::get(nLoops, 0, outE, ctx);
+  SmallVector<AffineMap> maps = {AffineMap::get(nLoops, 0, inE, ctx),
+                                 AffineMap::get(nLoops, 0, winE, ctx), outMap};
+  SmallVector<utils::IteratorType> iters(lead + s,
+                                         utils::IteratorType::parallel);
+  iters.append(s, utils::IteratorType::reduction);
+
+  Type resElem = kind == PoolKind::Max ? elem : accElem;
+  auto resTy = RankedTensorType::get(outShape, resElem);
+  SmallVector<Value> inits = {
+      createFilled(b, loc, resTy,
+                   kind == PoolKind::Max ? createLowest(b, loc, elem)
+                                         : createScalar(b, loc, accElem, 0.0))};
+  SmallVector<Type> resTypes = {resTy};
+  if (withIndices) {
+    auto idxTy = RankedTensorType::get(outShape, b.getI64Type());
+    inits.push_back(
+        createFilled(b, loc, idxTy, createScalar(b, loc, b.getI64Type(), -1)));
+    resTypes.push_back(idxTy);
+    maps.push_back(outMap);
+  }
+
+  auto generic = linalg::GenericOp::create(
+      b, loc, resTypes, ValueRange{padded, window}, inits, maps, iters,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        auto cst = [&](int64_t v) {
+          return arith::ConstantIndexOp::create(nb, nloc, v).getResult();
+        };
+        Value valid, flat = cst(0);
+        for (int64_t j = 0; j < s; ++j) {
+          const Window &w = wins[j];
+          Value o = linalg::IndexOp::create(nb, nloc, lead + j);
+          Value k = linalg::IndexOp::create(nb, nloc, lead + s + j);
+          Value p, ok;
+          if (w.adaptive) {
+            Value start = arith::DivUIOp::create(
+                nb, nloc, arith::MulIOp::create(nb, nloc, o, cst(w.in)),
+                cst(w.out));
+            p = arith::AddIOp::create(nb, nloc, start, k);
+            if (masked[j]) {
+              Value o1 = arith::AddIOp::create(nb, nloc, o, cst(1));
+              Value end = arith::DivUIOp::create(
+                  nb, nloc,
+                  arith::AddIOp::create(
+                      nb, nloc, arith::MulIOp::create(nb, nloc, o1, cst(w.in)),
+                      cst(w.out - 1)),
+                  cst(w.out));
+              ok = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::ult, p,
+                                         end);
+            }
+          } else {
+            // Padded coordinate, then the unpadded one (may be negative).
+            Value pp = arith::AddIOp::create(
+                nb, nloc, arith::MulIOp::create(nb, nloc, o, cst(w.stride)),
+                arith::MulIOp::create(nb, nloc, k, cst(w.dilation)));
+            p = arith::SubIOp::create(nb, nloc, pp, cst(w.pad));
+            if (masked[j]) {
+              Value ge = arith::CmpIOp::create(
+                  nb, nloc, arith::CmpIPredicate::sge, p, cst(0));
+              Value lt = arith::CmpIOp::create(
+                  nb, nloc, arith::CmpIPredicate::slt, p, cst(w.in));
+              ok = arith::AndIOp::create(nb, nloc, ge, lt);
+            }
+          }
+          if (ok)
+            valid = valid ? arith::AndIOp::create(nb, nloc, valid, ok) : ok;
+          flat = arith::AddIOp::create(
+              nb, nloc, arith::MulIOp::create(nb, nloc, flat, cst(w.in)), p);
+        }
+        Value x = args[0], acc = args[2];
+        if (kind == PoolKind::Sum) {
+          Value xe = convertScalar(nb, nloc, x, accElem, false, false);
+          if (valid)
+            xe = arith::SelectOp::create(nb, nloc, valid, xe,
+                                         createScalar(nb, nloc, accElem, 0.0));
+          Value sum =
+              isa<FloatType>(accElem)
+                  ? arith::AddFOp::create(nb, nloc, acc, xe).getResult()
+                  : arith::AddIOp::create(nb, nloc, acc, xe).getResult();
+          linalg::YieldOp::create(nb, nloc, sum);
+          return;
+        }
+        // PyTorch: take x when x > max or x is NaN (the first maximum, the
+        // last NaN); the first valid element always.
+        Value take;
+        if (isa<FloatType>(elem))
+          take = arith::OrIOp::create(
+              nb, nloc,
+              arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OGT, x,
+                                    acc),
+              arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::UNO, x, x));
+        else
+          take = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::sgt, x,
+                                       acc);
+        if (withIndices)
+          take = arith::OrIOp::create(
+              nb, nloc, take,
+              arith::CmpIOp::create(
+                  nb, nloc, arith::CmpIPredicate::slt, args[3],
+                  createScalar(nb, nloc, nb.getI64Type(), 0)));
+        if (valid)
+          take = arith::AndIOp::create(nb, nloc, take, valid);
+        SmallVector<Value> yields = {
+            arith::SelectOp::create(nb, nloc, take, x, acc)};
+        if (withIndices)
+          yields.push_back(arith::SelectOp::create(
+              nb, nloc, take,
+              arith::IndexCastOp::create(nb, nloc, nb.getI64Type(), flat),
+              args[3]));
+        linalg::YieldOp::create(nb, nloc, yields);
+      });
+  return SmallVector<Value>(generic.getResults());
 }
 
-struct MaxPool2dLowering : public OpConversionPattern<MaxPool2dOp> {
-  using OpConversionPattern::OpConversionPattern;
+/// (C, H, W) inputs are lowered as (1, C, H, W) by the named 2-D pools.
+static Value toNchw(OpBuilder &b, Location loc, Value input) {
+  auto inTy = getTensorType(input);
+  if (inTy.getRank() == 4)
+    return input;
+  SmallVector<int64_t> shape = {1};
+  llvm::append_range(shape, inTy.getShape());
+  return reshapeTensor(b, loc, input, shape);
+}
+
+static bool isPoolableElement(Type elem) {
+  if (isa<FloatType>(elem))
+    return true;
+  auto it = dyn_cast<IntegerType>(elem);
+  return it && it.isSignless() && it.getWidth() > 1;
+}
+
+static SmallVector<Window>
+regularWindows(RankedTensorType inTy, RankedTensorType resTy,
+               ArrayRef<int64_t> kernelAttr, ArrayRef<int64_t> strideAttr,
+               ArrayRef<int64_t> paddingAttr, ArrayRef<int64_t> dilationAttr,
+               int64_t s) {
+  auto kernel = perDim(kernelAttr, s, 1);
+  auto stride = perDim(strideAttr.empty() ? kernelAttr : strideAttr, s, 1);
+  auto padding = perDim(paddingAttr, s, 0);
+  auto dilation = perDim(dilationAttr, s, 1);
+  int64_t first = inTy.getRank() - s;
+  SmallVector<Window> wins;
+  for (int64_t j = 0; j < s; ++j) {
+    Window w{inTy.getShape()[first + j], resTy.getShape()[first + j]};
+    w.kernel = kernel[j];
+    w.stride = stride[j];
+    w.pad = padding[j];
+    w.dilation = dilation[j];
+    wins.push_back(w);
+  }
+  return wins;
+}
+
+static SmallVector<Window> adaptiveWindows(RankedTensorType inTy,
+                                           RankedTensorType resTy, int64_t s) {
+  int64_t first = inTy.getRank() - s;
+  SmallVector<Window> wins;
+  for (int64_t j = 0; j < s; ++j) {
+    Window w{inTy.getShape()[first + j], resTy.getShape()[first + j]};
+    w.adaptive = true;
+    w.kernel = w.out > 0 ? Window::adaptiveKernel(w.in, w.out) : 1;
+    wins.push_back(w);
+  }
+  return wins;
+}
+
+/// Max pools, regular and adaptive.
+template <typename OpTy>
+struct MaxPoolLowering : public OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  using OpAdaptor = typename OpTy::Adaptor;
+
+  static SmallVector<Window> windows(OpTy op) {
+    auto inTy = getTensorType(op.getInput());
+    auto resTy = getTensorType(op.getResult());
+    constexpr int64_t s = OpTy::kSpatialDims;
+    if constexpr (std::is_same_v<OpTy, AdaptiveMaxPool2dOp> ||
+                  std::is_same_v<OpTy, AdaptiveMaxPool3dOp>)
+      return adaptiveWindows(inTy, resTy, s);
+    else
+      return regularWindows(inTy, resTy, op.getKernelSize(), op.getStride(),
+                            op.getPadding(), op.getDilation(), s);
+  }
 
   LogicalResult
-  matchAndRewrite(MaxPool2dOp op, OpAdaptor adaptor,
+  matchAndRewrite(OpTy op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Type elem = op.getType().getElementType();
-    if (!isa<FloatType, IntegerType>(elem) || isUnsignedInteger(elem) ||
-        elem.isInteger(1))
+    auto resTy = getTensorType(op.getResult());
+    Type elem = resTy.getElementType();
+    if (!isPoolableElement(elem))
       return op.emitOpError("element type ")
              << elem << " is not supported; use a float or signed integer type";
-    auto kernel = pair(op.getKernelSize()), stride = pair(op.getStride()),
-         padding = pair(op.getPadding()), dilation = pair(op.getDilation());
-    PoolOperands p = toNchw(rewriter, loc, adaptor.getInput(), op.getType());
-    ArrayRef<int64_t> inShape = getTensorType(p.input).getShape();
-    ArrayRef<int64_t> outShape = p.resultType.getShape();
-    auto high = highPadding(inShape.drop_front(2), outShape.drop_front(2),
-                            kernel, stride, dilation, padding);
-    Value lowest = createLowest(rewriter, loc, elem);
-    Value input = padSpatial(rewriter, loc, p.input, padding, high, lowest);
-    Value window = tensor::EmptyOp::create(rewriter, loc, kernel, elem);
-    Value init = createFilled(rewriter, loc, p.resultType, lowest);
-    Value pooled =
-        linalg::PoolingNchwMaxOp::create(
-            rewriter, loc, TypeRange{p.resultType}, ValueRange{input, window},
-            ValueRange{init}, getI64Elements(rewriter, stride),
-            getI64Elements(rewriter, dilation))
-            .getResult(0);
-    rewriter.replaceOp(
-        op, reshapeTensor(rewriter, loc, pooled, op.getType().getShape()));
+    SmallVector<Window> wins = windows(op);
+    if (llvm::any_of(wins, [](const Window &w) { return w.out == 0; })) {
+      rewriter.replaceOp(
+          op, {createEmpty(rewriter, loc, resTy),
+               createEmpty(rewriter, loc, getTensorType(op.getIndices()))});
+      return success();
+    }
+    bool regular2d = wins.size() == 2 && !wins[0].adaptive;
+    if (regular2d && op.getIndices().use_empty()) {
+      // The named pool (tiled into 1-D ops); NaN propagates as in PyTorch.
+      Value input = toNchw(rewriter, loc, adaptor.getInput());
+      auto nchwShape = getTensorType(input).getShape();
+      SmallVector<int64_t> outShape(nchwShape.take_front(2));
+      SmallVector<int64_t> kernel, stride, dilation, lo, hi;
+      for (const Window &w : wins) {
+        outShape.push_back(w.out);
+        kernel.push_back(w.kernel);
+        stride.push_back(w.stride);
+        dilation.push_back(w.dilation);
+        lo.push_back(w.pad);
+        int64_t needed = (w.out - 1) * w.stride + w.dilation * (w.kernel - 1) +
+                         1 - (w.in + w.pad);
+        hi.push_back(std::max<int64_t>(0, needed));
+      }
+      Value lowest = createLowest(rewriter, loc, elem);
+      Value padded = padTrailing(rewriter, loc, input, lo, hi, lowest);
+      auto poolTy = RankedTensorType::get(outShape, elem);
+      Value window = tensor::EmptyOp::create(rewriter, loc, kernel, elem);
+      Value pooled =
+          linalg::PoolingNchwMaxOp::create(
+              rewriter, loc, TypeRange{poolTy}, ValueRange{padded, window},
+              ValueRange{createFilled(rewriter, loc, poolTy, lowest)},
+              getI64Elements(rewriter, stride),
+              getI64Elements(rewriter, dilation))
+              .getResult(0);
+      rewriter.replaceOp(
+          op, {reshapeTensor(rewriter, loc, pooled, resTy.getShape()),
+               createEmpty(rewriter, loc, getTensorType(op.getIndices()))});
+      return success();
+    }
+    SmallVector<Value> r = windowReduce(rewriter, loc, adaptor.getInput(), wins,
+                                        PoolKind::Max, true, elem);
+    rewriter.replaceOp(op, r);
     return success();
   }
 };
 
-/// Sum pooling of an NCHW tensor, divided by a per-output-position divisor
-/// (an (OH, OW) table; a scalar when uniform).
-static Value sumPoolAndDivide(OpBuilder &b, Location loc, Value input,
-                              RankedTensorType resTy, ArrayRef<int64_t> kernel,
-                              ArrayRef<int64_t> stride,
-                              ArrayRef<int64_t> padding,
-                              ArrayRef<double> divisors) {
+/// Sum pooling, then the division by PyTorch's divisor per output position.
+static Value averagePool(OpBuilder &b, Location loc, Value input,
+                         ArrayRef<Window> wins, RankedTensorType resTy,
+                         ArrayRef<double> divisors) {
   Type elem = resTy.getElementType();
-  ArrayRef<int64_t> inShape = getTensorType(input).getShape();
+  Type acc = getComputeType(elem);
+  Value sum;
+  bool named = wins.size() == 2 && !wins[0].adaptive && acc == elem &&
+               isa<FloatType>(elem);
+  if (named) {
+    Value nchw = toNchw(b, loc, input);
+    SmallVector<int64_t> outShape(getTensorType(nchw).getShape().take_front(2));
+    SmallVector<int64_t> kernel, stride, ones = {1, 1}, lo, hi;
+    for (const Window &w : wins) {
+      outShape.push_back(w.out);
+      kernel.push_back(w.kernel);
+      stride.push_back(w.stride);
+      lo.push_back(w.pad);
+      hi.push_back(std::max<int64_t>(0, (w.out - 1) * w.stride + w.kernel -
+                                            (w.in + w.pad)));
+    }
+    Value zero = createScalar(b, loc, elem, 0.0);
+    Value padded = padTrailing(b, loc, nchw, lo, hi, zero);
+    auto poolTy = RankedTensorType::get(outShape, elem);
+    Value window = tensor::EmptyOp::create(b, loc, kernel, elem);
+    sum = linalg::PoolingNchwSumOp::create(
+              b, loc, TypeRange{poolTy}, ValueRange{padded, window},
+              ValueRange{createFilled(b, loc, poolTy, zero)},
+              getI64Elements(b, stride), getI64Elements(b, ones))
+              .getResult(0);
+    sum = reshapeTensor(b, loc, sum, resTy.getShape());
+  } else {
+    sum = windowReduce(b, loc, input, wins, PoolKind::Sum, false, acc)[0];
+  }
   ArrayRef<int64_t> outShape = resTy.getShape();
-  SmallVector<int64_t> ones = {1, 1};
-  auto high = highPadding(inShape.drop_front(2), outShape.drop_front(2), kernel,
-                          stride, ones, padding);
-  Value zero = createScalar(b, loc, elem, 0.0);
-  Value padded = padSpatial(b, loc, input, padding, high, zero);
-  Value window = tensor::EmptyOp::create(b, loc, kernel, elem);
-  Value init = createFilled(b, loc, resTy, zero);
-  Value sum =
-      linalg::PoolingNchwSumOp::create(
-          b, loc, TypeRange{resTy}, ValueRange{padded, window},
-          ValueRange{init}, getI64Elements(b, stride), getI64Elements(b, ones))
-          .getResult(0);
+  int64_t s = wins.size();
+  auto divide = [&](OpBuilder &nb, Location nloc, Value x, Value dv) -> Value {
+    Value q = isa<FloatType>(acc)
+                  ? arith::DivFOp::create(nb, nloc, x, dv).getResult()
+                  : arith::DivSIOp::create(nb, nloc, x, dv).getResult();
+    return convertScalar(nb, nloc, q, elem, false, false);
+  };
   bool uniform =
       llvm::all_of(divisors, [&](double d) { return d == divisors[0]; });
   if (uniform) {
-    double d = divisors.empty() ? 1.0 : divisors[0];
+    double dv = divisors.empty() ? 1.0 : divisors[0];
     return createElementwiseGeneric(
         b, loc, ValueRange{sum}, outShape, elem,
         [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-          return arith::DivFOp::create(nb, nloc, args[0],
-                                       createScalar(nb, nloc, elem, d));
+          return divide(nb, nloc, args[0], createScalar(nb, nloc, acc, dv));
         });
   }
-  auto tableTy = RankedTensorType::get(outShape.drop_front(2), elem);
+  auto tableTy = RankedTensorType::get(outShape.take_back(s), acc);
   SmallVector<Attribute> values;
-  for (double d : divisors)
-    values.push_back(b.getFloatAttr(elem, d));
+  for (double dv : divisors)
+    values.push_back(isa<FloatType>(acc)
+                         ? (Attribute)b.getFloatAttr(acc, dv)
+                         : (Attribute)b.getIntegerAttr(acc, (int64_t)dv));
   Value table = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(tableTy, values));
   return createElementwiseGeneric(
       b, loc, ValueRange{sum, table}, outShape, elem,
       [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-        return arith::DivFOp::create(nb, nloc, args[0], args[1]);
+        return divide(nb, nloc, args[0], args[1]);
       });
 }
 
-struct AvgPool2dLowering : public OpConversionPattern<AvgPool2dOp> {
-  using OpConversionPattern::OpConversionPattern;
+/// Calls `fn` with each output position (row-major over the windows).
+static void forEachPosition(ArrayRef<Window> wins,
+                            function_ref<void(ArrayRef<int64_t>)> fn) {
+  SmallVector<int64_t> pos(wins.size(), 0);
+  int64_t total = 1;
+  for (const Window &w : wins)
+    total *= w.out;
+  for (int64_t i = 0; i < total; ++i) {
+    int64_t r = i;
+    for (int64_t j = wins.size(); j-- > 0;) {
+      pos[j] = r % wins[j].out;
+      r /= wins[j].out;
+    }
+    fn(pos);
+  }
+}
+
+template <typename OpTy>
+struct AvgPoolLowering : public OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  using OpAdaptor = typename OpTy::Adaptor;
 
   LogicalResult
-  matchAndRewrite(AvgPool2dOp op, OpAdaptor adaptor,
+  matchAndRewrite(OpTy op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Type elem = op.getType().getElementType();
-    if (!isa<FloatType>(elem))
-      return op.emitOpError("only floating-point average pooling is "
-                            "supported, got ")
-             << elem;
-    auto kernel = pair(op.getKernelSize()), stride = pair(op.getStride()),
-         padding = pair(op.getPadding());
+    auto resTy = getTensorType(op.getResult());
+    Type elem = resTy.getElementType();
+    if (!isPoolableElement(elem))
+      return op.emitOpError("average pooling of element type ")
+             << elem << " is not supported; use a float or signed integer";
     std::optional<uint64_t> override = op.getDivisorOverride();
     if (override && *override == 0)
       return op.emitOpError("divisor_override must be non-zero");
-    PoolOperands p = toNchw(rewriter, loc, adaptor.getInput(), op.getType());
-    ArrayRef<int64_t> inShape = getTensorType(p.input).getShape();
-    ArrayRef<int64_t> outShape = p.resultType.getShape();
-
+    auto inTy = getTensorType(op.getInput());
+    SmallVector<Window> wins =
+        regularWindows(inTy, resTy, op.getKernelSize(), op.getStride(),
+                       op.getPadding(), {}, OpTy::kSpatialDims);
+    if (resTy.getNumElements() == 0) {
+      rewriter.replaceOp(op, createEmpty(rewriter, loc, resTy));
+      return success();
+    }
     // PyTorch's divisor: the window clipped to input + padding
     // (count_include_pad) or to the input alone.
     SmallVector<double> divisors;
-    for (int64_t oh = 0; oh < outShape[2]; ++oh) {
-      for (int64_t ow = 0; ow < outShape[3]; ++ow) {
-        if (override) {
-          divisors.push_back((double)*override);
-          continue;
-        }
-        int64_t idx[2] = {oh, ow};
-        int64_t full = 1, inside = 1;
-        for (int i = 0; i < 2; ++i) {
-          int64_t size = inShape[2 + i];
-          int64_t start = idx[i] * stride[i] - padding[i];
-          int64_t end = std::min(start + kernel[i], size + padding[i]);
-          full *= end - start;
-          inside *= std::min(end, size) - std::max<int64_t>(start, 0);
-        }
-        divisors.push_back(op.getCountIncludePad() ? full : inside);
+    forEachPosition(wins, [&](ArrayRef<int64_t> pos) {
+      if (override) {
+        divisors.push_back((double)*override);
+        return;
       }
-    }
-    Value result = sumPoolAndDivide(rewriter, loc, p.input, p.resultType,
-                                    kernel, stride, padding, divisors);
-    rewriter.replaceOp(
-        op, reshapeTensor(rewriter, loc, result, op.getType().getShape()));
+      int64_t full = 1, inside = 1;
+      for (auto [j, w] : llvm::enumerate(wins)) {
+        int64_t start = w.start(pos[j]);
+        int64_t end = std::min(start + w.kernel, w.in + w.pad);
+        full *= end - start;
+        inside *= std::min(end, w.in) - std::max<int64_t>(start, 0);
+      }
+      divisors.push_back(op.getCountIncludePad() ? full : inside);
+    });
+    rewriter.replaceOp(op, averagePool(rewriter, loc, adaptor.getInput(), wins,
+                                       resTy, divisors));
     return success();
   }
 };
 
-struct AdaptiveAvgPool2dLowering
-    : public OpConversionPattern<AdaptiveAvgPool2dOp> {
-  using OpConversionPattern::OpConversionPattern;
+template <typename OpTy>
+struct AdaptiveAvgPoolLowering : public OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  using OpAdaptor = typename OpTy::Adaptor;
 
   LogicalResult
-  matchAndRewrite(AdaptiveAvgPool2dOp op, OpAdaptor adaptor,
+  matchAndRewrite(OpTy op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Type elem = op.getType().getElementType();
+    auto resTy = getTensorType(op.getResult());
+    Type elem = resTy.getElementType();
     if (!isa<FloatType>(elem))
-      return op.emitOpError("only floating-point average pooling is "
-                            "supported, got ")
-             << elem;
-    PoolOperands p = toNchw(rewriter, loc, adaptor.getInput(), op.getType());
-    ArrayRef<int64_t> inShape = getTensorType(p.input).getShape();
-    ArrayRef<int64_t> outShape = p.resultType.getShape();
-    SmallVector<int64_t> kernel;
-    for (int i = 0; i < 2; ++i) {
-      int64_t in = inShape[2 + i], out = outShape[2 + i];
-      if (out <= 0 || in % out != 0)
-        return op.emitOpError("output size ")
-               << outShape[2] << "x" << outShape[3]
-               << " must divide the input size " << inShape[2] << "x"
-               << inShape[3]
-               << "; other adaptive windows are not supported yet (use "
-                  "avg_pool2d with an explicit kernel)";
-      kernel.push_back(in / out);
+      return op.emitOpError("adaptive average pooling of element type ")
+             << elem << " is not supported; use a float type";
+    if (resTy.getNumElements() == 0) {
+      rewriter.replaceOp(op, createEmpty(rewriter, loc, resTy));
+      return success();
     }
-    SmallVector<int64_t> zeros = {0, 0};
-    SmallVector<double> divisors = {(double)(kernel[0] * kernel[1])};
-    Value result = sumPoolAndDivide(rewriter, loc, p.input, p.resultType,
-                                    kernel, kernel, zeros, divisors);
-    rewriter.replaceOp(
-        op, reshapeTensor(rewriter, loc, result, op.getType().getShape()));
+    SmallVector<Window> wins = adaptiveWindows(getTensorType(op.getInput()),
+                                               resTy, OpTy::kSpatialDims);
+    // Dividing sizes: a regular pool (kernel = stride = in / out).
+    if (llvm::all_of(wins, [](const Window &w) { return w.in % w.out == 0; }))
+      for (Window &w : wins) {
+        w.adaptive = false;
+        w.kernel = w.stride = w.in / w.out;
+      }
+    SmallVector<double> divisors;
+    forEachPosition(wins, [&](ArrayRef<int64_t> pos) {
+      int64_t n = 1;
+      for (auto [j, w] : llvm::enumerate(wins))
+        n *= w.adaptive ? w.end(pos[j]) - w.start(pos[j]) : w.kernel;
+      divisors.push_back(n);
+    });
+    rewriter.replaceOp(op, averagePool(rewriter, loc, adaptor.getInput(), wins,
+                                       resTy, divisors));
     return success();
   }
 };
@@ -322,6 +810,11 @@ struct AdaptiveAvgPool2dLowering
 } // namespace
 
 void mlir::poptorch::populateConvPoolPatterns(RewritePatternSet &patterns) {
-  patterns.add<ConvolutionLowering, MaxPool2dLowering, AvgPool2dLowering,
-               AdaptiveAvgPool2dLowering>(patterns.getContext());
+  patterns
+      .add<ConvolutionLowering, MaxPoolLowering<MaxPool2dOp>,
+           MaxPoolLowering<MaxPool3dOp>, MaxPoolLowering<AdaptiveMaxPool2dOp>,
+           MaxPoolLowering<AdaptiveMaxPool3dOp>, AvgPoolLowering<AvgPool2dOp>,
+           AvgPoolLowering<AvgPool3dOp>,
+           AdaptiveAvgPoolLowering<AdaptiveAvgPool2dOp>,
+           AdaptiveAvgPoolLowering<AdaptiveAvgPool3dOp>>(patterns.getContext());
 }

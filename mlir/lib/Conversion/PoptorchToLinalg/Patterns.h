@@ -104,6 +104,7 @@ DenseIntElementsAttr getI64Elements(OpBuilder &b, ArrayRef<int64_t> values);
 void populateElementwisePatterns(RewritePatternSet &patterns);
 void populateLinearAlgebraPatterns(RewritePatternSet &patterns);
 void populateConvPoolPatterns(RewritePatternSet &patterns);
+void populateRandomPatterns(RewritePatternSet &patterns);
 void populateReductionPatterns(RewritePatternSet &patterns);
 void populateDataMovementPatterns(RewritePatternSet &patterns);
 

@@ -46,6 +46,7 @@ struct ConvertPoptorchToLinalgPass
     populateElementwisePatterns(patterns);
     populateLinearAlgebraPatterns(patterns);
     populateConvPoolPatterns(patterns);
+    populateRandomPatterns(patterns);
     populateReductionPatterns(patterns);
     populateDataMovementPatterns(patterns);
 

@@ -210,34 +210,83 @@ LogicalResult ConvolutionOp::verify() {
   return success();
 }
 
-template <typename PoolOp>
-static LogicalResult verifyPool(PoolOp op, ArrayRef<int64_t> kernel,
-                                ArrayRef<int64_t> stride,
-                                ArrayRef<int64_t> padding) {
+/// Pools over the trailing `kSpatialDims` dims of a (N,) C, spatial... input;
+/// window parameters have one entry (for every dim) or one per dim.
+template <typename PoolOp> static LogicalResult verifyPoolInput(PoolOp op) {
+  constexpr int64_t spatial = PoolOp::kSpatialDims;
   auto in = rtt(op.getInput());
-  if (in.getRank() != 3 && in.getRank() != 4)
-    return op.emitOpError("input must be (N,) C, H, W");
-  if (kernel.size() != 2 || stride.size() != 2 || padding.size() != 2)
-    return op.emitOpError(
-        "kernel_size, stride and padding must have 2 entries");
-  for (int i = 0; i < 2; ++i)
-    if (padding[i] * 2 > kernel[i])
+  if (in.getRank() != spatial + 1 && in.getRank() != spatial + 2)
+    return op.emitOpError("input must be (N,) C and ")
+           << spatial << " spatial dims";
+  if (rtt(op.getResult()).getRank() != in.getRank())
+    return op.emitOpError("result rank must equal the input rank");
+  return success();
+}
+
+template <typename PoolOp>
+static LogicalResult verifyWindows(PoolOp op, ArrayRef<int64_t> kernel,
+                                   ArrayRef<int64_t> stride,
+                                   ArrayRef<int64_t> padding) {
+  constexpr int64_t spatial = PoolOp::kSpatialDims;
+  if (failed(verifyPoolInput(op)))
+    return failure();
+  for (auto [name, arr] :
+       {std::pair<StringRef, ArrayRef<int64_t>>{"kernel_size", kernel},
+        {"stride", stride},
+        {"padding", padding}})
+    if ((int64_t)arr.size() != spatial && arr.size() != 1)
+      return op.emitOpError()
+             << name << " must have 1 or " << spatial << " entries";
+  for (size_t i = 0; i < padding.size(); ++i)
+    if (padding[i] * 2 > kernel[kernel.size() == 1 ? 0 : i])
       return op.emitOpError(
           "padding should be at most half of the kernel size");
   return success();
 }
 
+template <typename PoolOp> static LogicalResult verifyIndices(PoolOp op) {
+  auto idx = rtt(op.getIndices());
+  if (idx.getShape() != rtt(op.getResult()).getShape() ||
+      !idx.getElementType().isInteger(64))
+    return op.emitOpError("indices must be i64 with the result's shape");
+  return success();
+}
+
 LogicalResult MaxPool2dOp::verify() {
-  return verifyPool(*this, getKernelSize(), getStride(), getPadding());
+  if (failed(verifyWindows(*this, getKernelSize(), getStride(), getPadding())))
+    return failure();
+  return verifyIndices(*this);
+}
+LogicalResult MaxPool3dOp::verify() {
+  if (failed(verifyWindows(*this, getKernelSize(), getStride(), getPadding())))
+    return failure();
+  return verifyIndices(*this);
 }
 LogicalResult AvgPool2dOp::verify() {
-  return verifyPool(*this, getKernelSize(), getStride(), getPadding());
+  return verifyWindows(*this, getKernelSize(), getStride(), getPadding());
 }
-LogicalResult AdaptiveAvgPool2dOp::verify() {
-  auto in = rtt(getInput());
-  if ((in.getRank() != 3 && in.getRank() != 4) || getOutputSize().size() != 2)
-    return emitOpError("input must be (N,) C, H, W and output_size 2 entries");
+LogicalResult AvgPool3dOp::verify() {
+  return verifyWindows(*this, getKernelSize(), getStride(), getPadding());
+}
+template <typename PoolOp> static LogicalResult verifyAdaptive(PoolOp op) {
+  if (failed(verifyPoolInput(op)))
+    return failure();
+  if ((int64_t)op.getOutputSize().size() != PoolOp::kSpatialDims)
+    return op.emitOpError("output_size must have ")
+           << PoolOp::kSpatialDims << " entries";
   return success();
+}
+LogicalResult AdaptiveAvgPool2dOp::verify() { return verifyAdaptive(*this); }
+LogicalResult AdaptiveAvgPool3dOp::verify() { return verifyAdaptive(*this); }
+LogicalResult AdaptiveMaxPool2dOp::verify() {
+  if (failed(verifyAdaptive(*this)))
+    return failure();
+  return verifyIndices(*this);
+}
+LogicalResult AdaptiveMaxPool3dOp::verify() {
+  if (failed(verifyAdaptive(*this)))
+    return failure();
+  return verifyIndices(*this);
 }
 
 //===----------------------------------------------------------------------===//
@@ -245,10 +294,7 @@ LogicalResult AdaptiveAvgPool2dOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult BatchNormOp::verify() {
-  if (getTraining())
-    return emitOpError("training-mode batch norm (batch statistics) is not "
-                       "supported; call model.eval() before compiling");
-  if (!getMean() || !getVar())
+  if (!getTraining() && (!getMean() || !getVar()))
     return emitOpError(
         "running_mean and running_var are required in inference");
   if (rtt(getInput()).getRank() < 2)
@@ -415,3 +461,23 @@ LogicalResult EmbeddingOp::verify() {
 
 #define GET_OP_CLASSES
 #include "poptorch/Dialect/Poptorch/IR/PoptorchOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Random numbers
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy> static LogicalResult verifyRandom(OpTy op) {
+  auto state = rtt(op.getState());
+  if (state.getShape() != ArrayRef<int64_t>{2} ||
+      !state.getElementType().isInteger(64))
+    return op.emitOpError("the random state must be tensor<2xi64>");
+  Type elem = op.getType().getElementType();
+  if (isa<ComplexType>(elem))
+    return op.emitOpError("random ") << elem << " results are not supported";
+  return success();
+}
+LogicalResult RandUniformOp::verify() { return verifyRandom(*this); }
+LogicalResult RandNormalOp::verify() { return verifyRandom(*this); }
+LogicalResult RandExponentialOp::verify() { return verifyRandom(*this); }
+LogicalResult RandBernoulliOp::verify() { return verifyRandom(*this); }
+LogicalResult RandIntOp::verify() { return verifyRandom(*this); }

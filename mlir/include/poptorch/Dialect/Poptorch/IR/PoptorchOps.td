@@ -133,19 +133,27 @@ def Poptorch_ConvolutionOp : Poptorch_Op<"convolution", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Poptorch_MaxPool2dOp : Poptorch_Op<"max_pool2d", [Pure]> {
-  let summary = "2-D max pooling";
+// ---- convolution, pooling and normalisation family (ops-nn): N-d pools, one
+// TableGen class per kind with the number of spatial dims (an aten pool's
+// kernel_size may have one entry, and a rank-4 input is either batched 2-D or
+// unbatched 3-D, so the op says which).
+
+class Poptorch_MaxPoolOp<string mnemonic, int spatial> : Poptorch_Op<mnemonic, [Pure]> {
+  let summary = "max pooling with the flat index of each maximum in its input plane";
   let arguments = (ins Poptorch_Tensor:$input, DenseI64ArrayAttr:$kernel_size,
                        DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
                        DenseI64ArrayAttr:$dilation,
                        DefaultValuedAttr<BoolAttr, "false">:$ceil_mode);
-  let results = (outs Poptorch_Tensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let results = (outs Poptorch_Tensor:$result, Poptorch_Tensor:$indices);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result) `,` type($indices)";
   let hasVerifier = 1;
+  let extraClassDeclaration = "static constexpr int kSpatialDims = " # spatial # ";";
 }
+def Poptorch_MaxPool2dOp : Poptorch_MaxPoolOp<"max_pool2d", 2>;
+def Poptorch_MaxPool3dOp : Poptorch_MaxPoolOp<"max_pool3d", 3>;
 
-def Poptorch_AvgPool2dOp : Poptorch_Op<"avg_pool2d", [Pure]> {
-  let summary = "2-D average pooling";
+class Poptorch_AvgPoolOp<string mnemonic, int spatial> : Poptorch_Op<mnemonic, [Pure]> {
+  let summary = "average pooling (count_include_pad, ceil_mode, divisor_override)";
   let arguments = (ins Poptorch_Tensor:$input, DenseI64ArrayAttr:$kernel_size,
                        DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
                        DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
@@ -154,15 +162,32 @@ def Poptorch_AvgPool2dOp : Poptorch_Op<"avg_pool2d", [Pure]> {
   let results = (outs Poptorch_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
+  let extraClassDeclaration = "static constexpr int kSpatialDims = " # spatial # ";";
 }
+def Poptorch_AvgPool2dOp : Poptorch_AvgPoolOp<"avg_pool2d", 2>;
+def Poptorch_AvgPool3dOp : Poptorch_AvgPoolOp<"avg_pool3d", 3>;
 
-def Poptorch_AdaptiveAvgPool2dOp : Poptorch_Op<"adaptive_avg_pool2d", [Pure]> {
-  let summary = "2-D adaptive average pooling";
+class Poptorch_AdaptiveAvgPoolOp<string mnemonic, int spatial> : Poptorch_Op<mnemonic, [Pure]> {
+  let summary = "adaptive average pooling: window i is [floor(i*in/out), ceil((i+1)*in/out))";
   let arguments = (ins Poptorch_Tensor:$input, DenseI64ArrayAttr:$output_size);
   let results = (outs Poptorch_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
+  let extraClassDeclaration = "static constexpr int kSpatialDims = " # spatial # ";";
 }
+def Poptorch_AdaptiveAvgPool2dOp : Poptorch_AdaptiveAvgPoolOp<"adaptive_avg_pool2d", 2>;
+def Poptorch_AdaptiveAvgPool3dOp : Poptorch_AdaptiveAvgPoolOp<"adaptive_avg_pool3d", 3>;
+
+class Poptorch_AdaptiveMaxPoolOp<string mnemonic, int spatial> : Poptorch_Op<mnemonic, [Pure]> {
+  let summary = "adaptive max pooling with the flat index of each maximum in its input plane";
+  let arguments = (ins Poptorch_Tensor:$input, DenseI64ArrayAttr:$output_size);
+  let results = (outs Poptorch_Tensor:$result, Poptorch_Tensor:$indices);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result) `,` type($indices)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = "static constexpr int kSpatialDims = " # spatial # ";";
+}
+def Poptorch_AdaptiveMaxPool2dOp : Poptorch_AdaptiveMaxPoolOp<"adaptive_max_pool2d", 2>;
+def Poptorch_AdaptiveMaxPool3dOp : Poptorch_AdaptiveMaxPoolOp<"adaptive_max_pool3d", 3>;
 
 //===----------------------------------------------------------------------===//
 // Normalisation and softmax
@@ -300,5 +325,30 @@ def Poptorch_EmbeddingOp : Poptorch_Op<"embedding", [Pure]> {
   let assemblyFormat = "$weight `,` $indices attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
+
+//===----------------------------------------------------------------------===//
+// Random numbers (ops-nn family)
+//===----------------------------------------------------------------------===//
+
+// Counter-based: element i of the op with stream number `stream` is a
+// function of (seed, call counter, stream, i) -- a splitmix64 mix -- so the
+// ops vectorize, never fold, and the program's random state (an i64 argument
+// [seed, calls] that each call advances) reseeds without recompiling.
+class Poptorch_RandomOp<string mnemonic, string what> : Poptorch_Op<mnemonic, [Pure]> {
+  let summary = what;
+  let arguments = (ins Poptorch_Tensor:$state, Optional<Poptorch_Tensor>:$p,
+                       DefaultValuedAttr<F64Attr, "0.0">:$a, OptionalAttr<F64Attr>:$b,
+                       I64Attr:$stream);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = [{
+    $state (`p` $p^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+def Poptorch_RandUniformOp : Poptorch_RandomOp<"rand_uniform", "uniform in [a, b) (b defaults to 1)">;
+def Poptorch_RandNormalOp : Poptorch_RandomOp<"rand_normal", "normal with mean a and std b (default 1)">;
+def Poptorch_RandExponentialOp : Poptorch_RandomOp<"rand_exponential", "exponential with rate a">;
+def Poptorch_RandBernoulliOp : Poptorch_RandomOp<"rand_bernoulli", "1 with probability p (tensor) or a, else 0">;
+def Poptorch_RandIntOp : Poptorch_RandomOp<"rand_int", "integers uniform in [a, b) (b defaults to the dtype's range)">;
 
 #endif // POPTORCH_OPS_TD

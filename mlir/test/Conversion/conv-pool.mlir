@@ -1,0 +1,83 @@
+// convert-poptorch-to-linalg for N-d convolution (1-D as 2-D, grouped 3-D as
+// a generic, transposed as a regular convolution of the zero-interleaved
+// input) and the windowed reductions of the pools.
+// RUN: poptorch-opt %s -split-input-file --convert-poptorch-to-linalg | FileCheck %s
+
+// CHECK-LABEL: func.func @conv1d
+// CHECK: tensor.pad %{{.*}} low[0, 0, 1] high[0, 0, 1]
+// CHECK: linalg.conv_2d_nchw_fchw {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x3x1x10xf32>, tensor<4x3x1x3xf32>) outs(%{{.*}} : tensor<1x4x1x8xf32>)
+// CHECK: tensor.collapse_shape %{{.*}} : tensor<1x4x1x8xf32> into tensor<1x4x8xf32>
+func.func @conv1d(%x: tensor<1x3x8xf32>, %w: tensor<4x3x3xf32>) -> tensor<1x4x8xf32> {
+  %0 = poptorch.convolution %x, %w {stride = array<i64: 1>, padding = array<i64: 1>, dilation = array<i64: 1>} : (tensor<1x3x8xf32>, tensor<4x3x3xf32>) -> tensor<1x4x8xf32>
+  return %0 : tensor<1x4x8xf32>
+}
+
+// -----
+
+// f16 accumulates in f32; groups split the channels.
+// CHECK-DAG: #[[$IN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8, d9) -> (d0, d1, d6, d3 + d7, d4 + d8, d5 + d9)>
+// CHECK-DAG: #[[$W:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8, d9) -> (d1, d2, d6, d7, d8, d9)>
+// CHECK-LABEL: func.func @conv3d_grouped
+// CHECK: arith.extf %{{.*}} : f16 to f32
+// CHECK: linalg.generic {indexing_maps = [#[[$IN]], #[[$W]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<1x2x2x4x4x4xf32>, tensor<2x2x2x2x2x2xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+func.func @conv3d_grouped(%x: tensor<1x4x4x4x4xf16>, %w: tensor<4x2x2x2x2xf16>) -> tensor<1x4x3x3x3xf16> {
+  %0 = poptorch.convolution %x, %w {stride = array<i64: 1>, padding = array<i64: 0>, dilation = array<i64: 1>, groups = 2 : i64} : (tensor<1x4x4x4x4xf16>, tensor<4x2x2x2x2xf16>) -> tensor<1x4x3x3x3xf16>
+  return %0 : tensor<1x4x3x3x3xf16>
+}
+
+// -----
+
+// Stride 2 inserts one zero between inputs; padding 1 of a 3-wide kernel
+// leaves 1 on each side, output_padding adds 1 at the end. The weight is
+// flipped and its channels swapped.
+// CHECK-LABEL: func.func @conv_transpose
+// CHECK: %[[W:.*]] = linalg.generic
+// CHECK: arith.subi
+// CHECK: tensor.extract
+// CHECK: %[[WT:.*]] = tensor.collapse_shape %[[W]] {{.*}} into tensor<2x3x3x3xf32>
+// CHECK: %[[X:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 1, 1] [1, 3, 4, 4] [1, 1, 2, 2] : tensor<1x3x4x4xf32> into tensor<1x3x10x10xf32>
+// CHECK: linalg.conv_2d_nchw_fchw {{.*}} strides = dense<1> {{.*}} ins(%[[X]], %[[WT]] : tensor<1x3x10x10xf32>, tensor<2x3x3x3xf32>)
+func.func @conv_transpose(%x: tensor<1x3x4x4xf32>, %w: tensor<3x2x3x3xf32>) -> tensor<1x2x8x8xf32> {
+  %0 = poptorch.convolution %x, %w {stride = array<i64: 2>, padding = array<i64: 1>, dilation = array<i64: 1>, transposed = true, output_padding = array<i64: 1>} : (tensor<1x3x4x4xf32>, tensor<3x2x3x3xf32>) -> tensor<1x2x8x8xf32>
+  return %0 : tensor<1x2x8x8xf32>
+}
+
+// -----
+
+// The indices are used: a windowed reduction with two results; padded window
+// elements are masked, the flat index is h * W + w.
+// CHECK-DAG: #[[$PIN:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 + d3, d2 * 2 + d4)>
+// CHECK-LABEL: func.func @max_pool_indices
+// CHECK: tensor.pad %{{.*}} low[0, 0, 1] high[0, 0, 1]
+// CHECK: linalg.fill ins(%{{.*}} : i64) outs(%{{.*}} : tensor<1x4x4xi64>)
+// CHECK: linalg.generic {indexing_maps = [#[[$PIN]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+// CHECK-DAG: arith.cmpf ogt
+// CHECK-DAG: arith.cmpf uno
+// CHECK: arith.cmpi slt, %{{.*}}, %{{.*}} : i64
+// CHECK: arith.index_cast %{{.*}} : index to i64
+// CHECK: -> (tensor<1x4x4xf32>, tensor<1x4x4xi64>)
+func.func @max_pool_indices(%x: tensor<1x4x7xf32>) -> (tensor<1x4x4xf32>, tensor<1x4x4xi64>) {
+  %0, %1 = poptorch.max_pool2d %x {kernel_size = array<i64: 1, 3>, stride = array<i64: 1, 2>, padding = array<i64: 0, 1>, dilation = array<i64: 1, 1>} : tensor<1x4x7xf32> -> tensor<1x4x4xf32>, tensor<1x4x4xi64>
+  return %0, %1 : tensor<1x4x4xf32>, tensor<1x4x4xi64>
+}
+
+// -----
+
+// Window o of 7 -> 3 is [floor(7o/3), ceil(7(o+1)/3)): [0,3), [2,5), [4,7);
+// the divisor is 2 (rows) times 3.
+// CHECK: affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 * 2 + d3, (d2 * 7) floordiv 3 + d4)>
+// CHECK-LABEL: func.func @adaptive_avg
+// CHECK: tensor.empty() : tensor<2x3xf32>
+// CHECK: linalg.generic
+// CHECK: arith.divui
+// CHECK: arith.cmpi ult
+// CHECK: arith.select
+// CHECK: arith.constant 6.000000e+00 : f32
+// CHECK: arith.divf
+func.func @adaptive_avg(%x: tensor<2x2x7xf32>) -> tensor<2x1x3xf32> {
+  %0 = poptorch.adaptive_avg_pool2d %x {output_size = array<i64: 1, 3>} : tensor<2x2x7xf32> -> tensor<2x1x3xf32>
+  return %0 : tensor<2x1x3xf32>
+}
