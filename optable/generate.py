@@ -32,7 +32,7 @@ def camel(name: str) -> str:
 
 def dialect_ops() -> set[str]:
     td = (ROOT / "mlir/include/poptorch/Dialect/Poptorch/IR/PoptorchOps.td").read_text()
-    names = set(re.findall(r'Poptorch_(?:Op|SoftmaxLikeOp|ReduceOp)<"(\w+)"', td))
+    names = set(re.findall(r'Poptorch_\w*Op<"(\w+)"', td))
     return names | {e.name for e in table.ELEMENTWISE}
 
 

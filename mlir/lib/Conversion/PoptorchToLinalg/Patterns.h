@@ -105,6 +105,8 @@ void populateElementwisePatterns(RewritePatternSet &patterns);
 void populateLinearAlgebraPatterns(RewritePatternSet &patterns);
 void populateConvPoolPatterns(RewritePatternSet &patterns);
 void populateReductionPatterns(RewritePatternSet &patterns);
+/// Scans and sorts (ScanSort.cpp); added by populateReductionPatterns.
+void populateScanSortPatterns(RewritePatternSet &patterns);
 void populateDataMovementPatterns(RewritePatternSet &patterns);
 
 /// The rewrites of `poptorch-decompose` (defined in
