@@ -54,8 +54,8 @@ func.func @reduce_all_f32(%x: tensor<2x3xf32>) -> tensor<2xi1> {
 // a strictly greater value or the first NaN replaces them.
 // CHECK-LABEL: func.func @max_dim
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : tensor<2x3xf32>) outs(%{{.*}}, %{{.*}} : tensor<2xf32>, tensor<2xi64>)
-// CHECK: arith.cmpf ogt
-// CHECK: arith.cmpf uno
+// CHECK-DAG: arith.cmpf ogt
+// CHECK-DAG: arith.cmpf uno
 // CHECK: linalg.index 1
 // CHECK: arith.select
 // CHECK: arith.select
@@ -89,7 +89,7 @@ func.func @argmin_all(%x: tensor<2x3xi32>) -> tensor<i64> {
 // CHECK: %[[I:.*]] = linalg.index 1
 // CHECK: %[[J:.*]] = linalg.index 2
 // CHECK: arith.cmpi sle
-// CHECK: arith.addf %{{.*}} : f64
+// CHECK: arith.addf
 // CHECK: arith.select
 // CHECK: arith.truncf %{{.*}} : f64 to f32
 func.func @cumsum(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
@@ -101,8 +101,8 @@ func.func @cumsum(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
 
 // cummax takes the later index on ties (>=) and any NaN.
 // CHECK-LABEL: func.func @cummax
-// CHECK: arith.cmpf uno
-// CHECK: arith.cmpf oge
+// CHECK-DAG: arith.cmpf uno
+// CHECK-DAG: arith.cmpf oge
 func.func @cummax(%x: tensor<5xf32>) -> (tensor<5xf32>, tensor<5xi64>) {
   %0:2 = poptorch.cummax %x {dim = 0 : i64} : tensor<5xf32> -> tensor<5xf32>, tensor<5xi64>
   return %0#0, %0#1 : tensor<5xf32>, tensor<5xi64>
