@@ -545,15 +545,19 @@ Tracer::callOnMeta(const c10::OperatorHandle &op,
                    const std::vector<c10::IValue> &args) {
   torch::jit::Stack stack;
   for (const c10::IValue &a : args)
-    stack.push_back(mapTensors(a, [](const at::Tensor &t) -> at::Tensor {
-      // Python scalars stay CPU wrapped numbers (type promotion); other CPU
-      // 0-d tensors (masked_fill's `value`) must be on the device, like `self`.
-      if (!t.defined() ||
-          (t.device().is_cpu() && t.unsafeGetTensorImpl()->is_wrapped_number()))
-        return t;
-      return at::empty_strided(t.sizes(), t.strides(),
-                               t.options().device(c10::kMeta));
-    }));
+    if (a.isDevice() && a.toDevice().type() == c10::DeviceType::IPU)
+      stack.push_back(c10::Device(c10::kMeta)); // e.g. _to_copy(device=ipu)
+    else
+      stack.push_back(mapTensors(a, [](const at::Tensor &t) -> at::Tensor {
+        // Python scalars stay CPU wrapped numbers (type promotion); other CPU
+        // 0-d tensors (masked_fill's `value`) must be on the device, like
+        // `self`.
+        if (!t.defined() || (t.device().is_cpu() &&
+                             t.unsafeGetTensorImpl()->is_wrapped_number()))
+          return t;
+        return at::empty_strided(t.sizes(), t.strides(),
+                                 t.options().device(c10::kMeta));
+      }));
   try {
     op.callBoxed(stack);
   } catch (const std::exception &e) {
@@ -844,13 +848,17 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
       addAttr(a.name, attr);
       break;
     case ArgKind::Dim:
+      if (iv->isNone()) // `int? dim=None`: the op's default (all dims)
+        break;
       attr.kind = AttrValue::I64;
       attr.i = normalizeDim(iv->toInt(), rank);
       addAttr(a.name, attr);
       break;
     case ArgKind::Dims:
       attr.kind = AttrValue::Ints;
-      if (iv && !iv->isNone())
+      if (iv && iv->isInt()) // `int dim` of a reduction over one dim
+        attr.ints.push_back(normalizeDim(iv->toInt(), rank));
+      else if (iv && !iv->isNone())
         for (int64_t d : iv->toIntVector())
           attr.ints.push_back(normalizeDim(d, rank));
       if (attr.ints.empty() && std::string(a.extra) == "all")

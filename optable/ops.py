@@ -156,8 +156,10 @@ KINDS = {
     "bool": "BoolAttr from a bool argument",
     "str": "StrAttr from a str argument",
     "ints": "DenseI64ArrayAttr from an int[] argument (extra: aten arg to copy when empty)",
-    "dim": "I64Attr: a dimension, normalised against the rank of the first operand",
-    "dims": "DenseI64ArrayAttr: dimensions, normalised (extra `all`: None or [] means all)",
+    "dim": "I64Attr: a dimension, normalised against the rank of the first operand; None "
+           "leaves the attribute out",
+    "dims": "DenseI64ArrayAttr: dimensions (a list or one int), normalised (extra `all`: None "
+            "or [] means all)",
     "index": "I64Attr: a position along dimension `extra`, normalised and clamped; None is 0",
     "reversed_dims": "DenseI64ArrayAttr: the dimensions of the first operand, reversed",
     "random_state": "operand: the program's random state [seed, calls], plus a `stream` I64Attr "
@@ -254,6 +256,27 @@ def _binary(schema: str, op: str, rhs: Arg, alpha: bool = False, swap: bool = Fa
 def _common(schema: str, op: str, rhs: Arg | None) -> Aten:
     args = {"lhs": T("self"), "rhs": rhs} if rhs else {"input": T("self")}
     return Aten(schema, op, args, promote="common")
+
+
+def _over(dim: str, keepdim: bool = True) -> dict[str, Arg]:
+    """A reduction over `dim` (a list, one int, or None/[] for all dims; "": all dims)."""
+    args = {"input": T("self"), "dims": Dims(dim, empty_means_all=True)}
+    if keepdim and dim:
+        args["keepdim"] = B("keepdim")
+    return args
+
+
+def _along() -> dict[str, Arg]:
+    """An arg-reduction along `dim` (None: over the flattened input)."""
+    return {"input": T("self"), "dim": Dim("dim"), "keepdim": B("keepdim")}
+
+
+def _reduce(name: str, op: str, dim_overload: str) -> list[Aten]:
+    """The full and (if any) per-dim overloads of a reduction with a `dtype` argument."""
+    if not dim_overload:  # one overload with `int[1]? dim=None`
+        return [Aten(name, op, _over("dim"), promote="result")]
+    return [Aten(name, op, _over(""), promote="result"),
+            Aten(f"{name}.{dim_overload}", op, _over("dim"), promote="result")]
 
 
 ATEN: list[Aten] = [
@@ -359,8 +382,13 @@ ATEN: list[Aten] = [
          {"input": T("input"), "weight": OptT("weight"), "bias": OptT("bias"),
           "normalized_shape": Ints("normalized_shape"), "eps": F("eps")},
          note="the mean / rstd results are not computed"),
-    Aten("_softmax", "softmax", {"input": T("self"), "dim": Dim("dim")}),
-    Aten("_log_softmax", "log_softmax", {"input": T("self"), "dim": Dim("dim")}),
+    # half_to_float: the f16 input is cast to the f32 result first (the same
+    # computation: f16 softmax computes in f32)
+    Aten("_softmax", "softmax", {"input": T("self"), "dim": Dim("dim")}, promote="result"),
+    Aten("_log_softmax", "log_softmax", {"input": T("self"), "dim": Dim("dim")},
+         promote="result"),
+    Aten("_safe_softmax", "safe_softmax", {"input": T("self"), "dim": Dim("dim")},
+         promote="result"),
     # ---- random numbers (self only gives the shape and dtype)
     *[Aten(s, op, {"state": Arg("random_state", ""), **args}) for s, op, args in [
         ("uniform", "rand_uniform", {"a": F("from"), "b": F("to")}),
@@ -378,12 +406,74 @@ ATEN: list[Aten] = [
         ("randint.low", "rand_int", {"a": F("low"), "b": F("high")}),
     ]],
     # ---- reductions
-    Aten("sum", "reduce_sum", {"input": T("self"), "dims": Dims("", empty_means_all=True)}),
-    Aten("sum.dim_IntList", "reduce_sum",
-         {"input": T("self"), "dims": Dims("dim", empty_means_all=True), "keepdim": B("keepdim")}),
-    Aten("mean", "reduce_mean", {"input": T("self"), "dims": Dims("", empty_means_all=True)}),
-    Aten("mean.dim", "reduce_mean",
-         {"input": T("self"), "dims": Dims("dim", empty_means_all=True), "keepdim": B("keepdim")}),
+    # promote="result": the input is cast to the result dtype first, which is
+    # the `dtype` argument, or int64 for integer/bool sums and products
+    *_reduce("sum", "reduce_sum", "dim_IntList"),
+    *_reduce("mean", "reduce_mean", "dim"),
+    *_reduce("prod", "reduce_prod", "dim_int"),
+    *_reduce("nansum", "nansum", ""),
+    Aten("amax", "reduce_max", _over("dim"), promote="result"),
+    Aten("amin", "reduce_min", _over("dim"), promote="result"),
+    Aten("max", "max", {"input": T("self")}),
+    Aten("min", "min", {"input": T("self")}),
+    *[Aten(f"{n}{o}", f"reduce_{n}", _over("" if not o else "dim"))
+      for n in ("all", "any") for o in ("", ".dim", ".dims")],
+    Aten("count_nonzero", "count_nonzero", _over("dim", keepdim=False)),
+    Aten("count_nonzero.dim_IntList", "count_nonzero", _over("dim", keepdim=False)),
+    Aten("logsumexp", "logsumexp", _over("dim"), promote="result"),
+    Aten("aminmax", "aminmax", _over("dim"), results=2),
+    Aten("_aminmax", "aminmax", _over(""), results=2),
+    *[Aten(f"{n}.correction", n, {**_over("dim"), "correction": F("correction")},
+           results=2 if n.endswith("mean") else 1)
+      for n in ("var", "std", "var_mean", "std_mean")],
+    Aten("linalg_vector_norm", "vector_norm", {**_over("dim"), "ord": F("ord")},
+         promote="result"),
+    Aten("norm.Scalar", "vector_norm", {**_over(""), "ord": F("p")}, promote="result"),
+    Aten("norm.ScalarOpt_dtype", "vector_norm", {**_over(""), "ord": F("p")},
+         promote="result"),
+    Aten("norm.ScalarOpt_dim", "vector_norm", {**_over("dim"), "ord": F("p")},
+         promote="result"),
+    Aten("norm.ScalarOpt_dim_dtype", "vector_norm", {**_over("dim"), "ord": F("p")},
+         promote="result"),
+    # arg-reductions: `dim` None means over the flattened input
+    *[Aten(f"{n}.dim", f"{n}_dim", _along(), results=2) for n in ("max", "min")],
+    *[Aten(n, n, _along()) for n in ("argmax", "argmin")],
+    Aten("median", "median", {"input": T("self")}),
+    Aten("median.dim", "median_dim", _along(), results=2),
+    # ---- scans
+    *[Aten(n, n, {"input": T("self"), "dim": Dim("dim")}, promote="result")
+      for n in ("cumsum", "cumprod", "logcumsumexp")],
+    *[Aten(n, n, {"input": T("self"), "dim": Dim("dim")}, results=2)
+      for n in ("cummax", "cummin")],
+    # ---- sorting (stable; NaN sorts as the largest value)
+    Aten("sort", "sort", {"input": T("self"), "dim": Dim("dim"),
+                          "descending": B("descending")}, results=2),
+    Aten("sort.stable", "sort", {"input": T("self"), "dim": Dim("dim"),
+                                 "descending": B("descending")}, results=2),
+    Aten("topk", "sort", {"input": T("self"), "dim": Dim("dim"), "descending": B("largest")},
+         results=2, note="the k results are always sorted"),
+    Aten("kthvalue", "kthvalue", {"input": T("self"), "k": I("k"), "dim": Dim("dim"),
+                                  "keepdim": B("keepdim")}, results=2),
+    # ---- losses (forward); reduction 0 none, 1 mean, 2 sum
+    *[Aten(n, n, {"input": T("self"), "target": T("target"), "reduction": I("reduction"),
+                  **extra}, promote="result")
+      for n, extra in (("mse_loss", {}), ("smooth_l1_loss", {"beta": F("beta")}),
+                       ("huber_loss", {"delta": F("delta")}), ("soft_margin_loss", {}))],
+    Aten("binary_cross_entropy", "binary_cross_entropy",
+         {"input": T("self"), "target": T("target"), "weight": OptT("weight"),
+          "reduction": I("reduction")}, promote="result"),
+    Aten("binary_cross_entropy_with_logits", "binary_cross_entropy_with_logits",
+         {"input": T("self"), "target": T("target"), "weight": OptT("weight"),
+          "pos_weight": OptT("pos_weight"), "reduction": I("reduction")}, promote="result"),
+    Aten("multi_margin_loss", "multi_margin_loss",
+         {"input": T("self"), "target": T("target"), "weight": OptT("weight"),
+          "reduction": I("reduction"), "p": F("p"), "margin": F("margin")}),
+    *[Aten(n, "nll_loss", {"input": T("self"), "target": T("target"), "weight": OptT("weight"),
+                           "reduction": I("reduction"), "ignore_index": I("ignore_index")},
+           results=2)
+      for n in ("nll_loss_forward", "nll_loss2d_forward")],
+    Aten("multilabel_margin_loss_forward", "multilabel_margin_loss",
+         {"input": T("self"), "target": T("target"), "reduction": I("reduction")}, results=2),
     # ---- data movement (functionalization turns views into their *_copy forms)
     Aten("view_copy", "reshape", {"input": T("self")}),
     Aten("_unsafe_view", "reshape", {"input": T("self")}),

@@ -87,6 +87,9 @@ mlir::poptorch::getCompilePipelineStages() {
        "canonicalize, buffer-deallocation-pipeline, canonicalize)"},
       {"to-llvm",
        "builtin.module(poptorch-approximate-math, "
+       // bf16 truncations in integer ops: x86 LLVM cannot legalize a vector
+       // fptrunc to bfloat.
+       "func.func(arith-expand{include-bf16=true}), "
        "func.func(convert-linalg-to-loops, "
        "convert-vector-to-scf{full-unroll=true}), " +
            parallelLoopsToAsync() +

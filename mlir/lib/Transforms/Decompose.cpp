@@ -23,6 +23,7 @@ namespace mlir::poptorch {
 #include "poptorch/Transforms/Passes.h.inc"
 
 void populatePoptorchDecomposePatterns(RewritePatternSet &patterns);
+void populateReductionDecomposePatterns(RewritePatternSet &patterns);
 } // namespace mlir::poptorch
 
 using namespace mlir;
@@ -363,8 +364,9 @@ struct DecomposeSdpa : public OpRewritePattern<SdpaOp> {
       scores = binary<AddOp>(rewriter, loc, scores, causal);
     }
     auto scoresTy = tensorType(scores);
-    Value attn = SoftmaxOp::create(rewriter, loc, scoresTy, scores,
-                                   scoresTy.getRank() - 1);
+    // As PyTorch's math kernel: a fully masked row attends to nothing (0).
+    Value attn = SafeSoftmaxOp::create(rewriter, loc, scoresTy, scores,
+                                       scoresTy.getRank() - 1);
     rewriter.replaceOpWithNewOp<MatmulOp>(op, op.getType(), attn,
                                           op.getValue());
     return success();
@@ -415,4 +417,5 @@ void mlir::poptorch::populatePoptorchDecomposePatterns(
                DecomposeSoftmax<SoftmaxOp, false>,
                DecomposeSoftmax<LogSoftmaxOp, true>, DecomposeSdpa,
                DecomposeReduceMean>(patterns.getContext());
+  populateReductionDecomposePatterns(patterns);
 }

@@ -554,7 +554,9 @@ void tileGeneric(RewriterBase &rewriter, linalg::LinalgOp op,
     return;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   unsigned nLoops = ranges.size();
-  if (nLoops == 0)
+  // Nothing to tile without loops or with an empty one (a reduction over an
+  // empty dim just yields its init).
+  if (nLoops == 0 || llvm::is_contained(ranges, 0))
     return;
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
   // Reductions stay whole (up to the vector budget); parallel loops are

@@ -149,7 +149,9 @@ func.func @log_softmax_f16(%x: tensor<2x5xf16>) -> tensor<2x5xf16> {
 // CHECK: %[[ML:.*]] = poptorch.log %[[MF]]
 // CHECK: %[[SM:.*]] = poptorch.add %[[SS]], %[[ML]] : (tensor<2x5x6xf32>, tensor<5x6xf32>) -> tensor<2x5x6xf32>
 // CHECK: poptorch.reduce_max %[[SM]] {dims = array<i64: 2>, keepdim = true}
-// CHECK: %[[P:.*]] = poptorch.div
+// CHECK: poptorch.div
+// CHECK: poptorch.reduce_all
+// CHECK: %[[P:.*]] = poptorch.where
 // CHECK: poptorch.matmul %[[P]], %[[V]] : (tensor<2x5x6xf32>, tensor<2x6x3xf32>) -> tensor<2x5x3xf32>
 func.func @sdpa_bool_mask(%q: tensor<2x5x4xf32>, %k: tensor<2x6x4xf32>, %v: tensor<2x6x3xf32>, %m: tensor<5x6xi1>) -> tensor<2x5x3xf32> {
   %0 = poptorch.sdpa %q, %k, %v mask %m : (tensor<2x5x4xf32>, tensor<2x6x4xf32>, tensor<2x6x3xf32>, tensor<5x6xi1>) -> tensor<2x5x3xf32>

@@ -106,6 +106,8 @@ void populateLinearAlgebraPatterns(RewritePatternSet &patterns);
 void populateConvPoolPatterns(RewritePatternSet &patterns);
 void populateRandomPatterns(RewritePatternSet &patterns);
 void populateReductionPatterns(RewritePatternSet &patterns);
+/// Scans and sorts (ScanSort.cpp); added by populateReductionPatterns.
+void populateScanSortPatterns(RewritePatternSet &patterns);
 void populateDataMovementPatterns(RewritePatternSet &patterns);
 
 /// The rewrites of `poptorch-decompose` (defined in

@@ -254,6 +254,242 @@ def Poptorch_ReduceMaxOp : Poptorch_ReduceOp<"reduce_max"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Reductions, scans, sorting and losses (family: reductions). Verifiers in
+// lib/Dialect/Poptorch/IR/ReductionOps.cpp; lowered in
+// lib/Conversion/PoptorchToLinalg/{Reductions,ScanSort}.cpp or decomposed in
+// lib/Transforms/DecomposeReductions.cpp.
+//===----------------------------------------------------------------------===//
+
+def Poptorch_ReduceMinOp : Poptorch_ReduceOp<"reduce_min"> {
+  let summary = "minimum over `dims` (NaN-propagating)";
+}
+def Poptorch_ReduceProdOp : Poptorch_ReduceOp<"reduce_prod"> {
+  let summary = "product over `dims`";
+}
+def Poptorch_ReduceAllOp : Poptorch_ReduceOp<"reduce_all"> {
+  let summary = "true where every element over `dims` is nonzero (bool or uint8 result)";
+}
+def Poptorch_ReduceAnyOp : Poptorch_ReduceOp<"reduce_any"> {
+  let summary = "true where some element over `dims` is nonzero (bool or uint8 result)";
+}
+def Poptorch_NansumOp : Poptorch_ReduceOp<"nansum"> {
+  let summary = "sum over `dims` with NaN counted as zero";
+}
+def Poptorch_CountNonzeroOp : Poptorch_ReduceOp<"count_nonzero"> {
+  let summary = "number of nonzero elements over `dims` (int64 result)";
+}
+def Poptorch_LogsumexpOp : Poptorch_ReduceOp<"logsumexp"> {
+  let summary = "log(sum(exp(x))) over `dims`, computed stably";
+}
+
+def Poptorch_VectorNormOp : Poptorch_Op<"vector_norm", [Pure]> {
+  let summary = "the `ord`-norm over `dims` (0, inf, -inf or any p)";
+  let arguments = (ins Poptorch_Tensor:$input, DenseI64ArrayAttr:$dims,
+                       DefaultValuedAttr<F64Attr, "2.0">:$ord,
+                       DefaultValuedAttr<BoolAttr, "false">:$keepdim);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+class Poptorch_VarianceOp<string mnemonic, dag res>
+    : Poptorch_Op<mnemonic, [Pure]> {
+  let arguments = (ins Poptorch_Tensor:$input, DenseI64ArrayAttr:$dims,
+                       DefaultValuedAttr<F64Attr, "1.0">:$correction,
+                       DefaultValuedAttr<BoolAttr, "false">:$keepdim);
+  let results = res;
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type(results)";
+  let hasVerifier = 1;
+}
+def Poptorch_VarOp : Poptorch_VarianceOp<"var", (outs Poptorch_Tensor:$result)> {
+  let summary = "variance over `dims`: sum((x - mean)^2) / max(N - correction, 0)";
+}
+def Poptorch_StdOp : Poptorch_VarianceOp<"std", (outs Poptorch_Tensor:$result)> {
+  let summary = "standard deviation over `dims` (sqrt of poptorch.var)";
+}
+def Poptorch_VarMeanOp : Poptorch_VarianceOp<"var_mean",
+    (outs Poptorch_Tensor:$result, Poptorch_Tensor:$mean)> {
+  let summary = "variance and mean over `dims`";
+}
+def Poptorch_StdMeanOp : Poptorch_VarianceOp<"std_mean",
+    (outs Poptorch_Tensor:$result, Poptorch_Tensor:$mean)> {
+  let summary = "standard deviation and mean over `dims`";
+}
+
+def Poptorch_AminmaxOp : Poptorch_Op<"aminmax", [Pure]> {
+  let summary = "minimum and maximum over `dims` (NaN-propagating)";
+  let arguments = (ins Poptorch_Tensor:$input, DenseI64ArrayAttr:$dims,
+                       DefaultValuedAttr<BoolAttr, "false">:$keepdim);
+  let results = (outs Poptorch_Tensor:$min, Poptorch_Tensor:$max);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type(results)";
+  let hasVerifier = 1;
+}
+
+// Arg-reductions along one dim (or over the flattened input when `dim` is
+// absent): the first index of the extreme value; a NaN is the extreme value.
+class Poptorch_ArgReduceOp<string mnemonic, dag res>
+    : Poptorch_Op<mnemonic, [Pure]> {
+  let arguments = (ins Poptorch_Tensor:$input, OptionalAttr<I64Attr>:$dim,
+                       DefaultValuedAttr<BoolAttr, "false">:$keepdim);
+  let results = res;
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type(results)";
+  let hasVerifier = 1;
+}
+def Poptorch_MaxDimOp : Poptorch_ArgReduceOp<"max_dim",
+    (outs Poptorch_Tensor:$values, Poptorch_Tensor:$indices)> {
+  let summary = "maximum along `dim` and its first index";
+}
+def Poptorch_MinDimOp : Poptorch_ArgReduceOp<"min_dim",
+    (outs Poptorch_Tensor:$values, Poptorch_Tensor:$indices)> {
+  let summary = "minimum along `dim` and its first index";
+}
+def Poptorch_ArgmaxOp : Poptorch_ArgReduceOp<"argmax",
+    (outs Poptorch_Tensor:$indices)> {
+  let summary = "first index of the maximum along `dim`";
+}
+def Poptorch_ArgminOp : Poptorch_ArgReduceOp<"argmin",
+    (outs Poptorch_Tensor:$indices)> {
+  let summary = "first index of the minimum along `dim`";
+}
+def Poptorch_MaxOp : Poptorch_ArgReduceOp<"max", (outs Poptorch_Tensor:$values)> {
+  let summary = "maximum of all elements (NaN-propagating); an error on empty input";
+}
+def Poptorch_MinOp : Poptorch_ArgReduceOp<"min", (outs Poptorch_Tensor:$values)> {
+  let summary = "minimum of all elements (NaN-propagating); an error on empty input";
+}
+def Poptorch_MedianDimOp : Poptorch_ArgReduceOp<"median_dim",
+    (outs Poptorch_Tensor:$values, Poptorch_Tensor:$indices)> {
+  let summary = "lower median along `dim` and its index (NaN if any)";
+}
+def Poptorch_MedianOp : Poptorch_ArgReduceOp<"median",
+    (outs Poptorch_Tensor:$values)> {
+  let summary = "lower median (NaN if any)";
+}
+
+// Inclusive scans along `dim`, in order (as PyTorch's CPU kernels).
+class Poptorch_ScanOp<string mnemonic, dag res>
+    : Poptorch_Op<mnemonic, [Pure]> {
+  let arguments = (ins Poptorch_Tensor:$input, I64Attr:$dim);
+  let results = res;
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type(results)";
+  let hasVerifier = 1;
+}
+def Poptorch_CumsumOp : Poptorch_ScanOp<"cumsum", (outs Poptorch_Tensor:$result)> {
+  let summary = "cumulative sum along `dim`";
+}
+def Poptorch_CumprodOp : Poptorch_ScanOp<"cumprod", (outs Poptorch_Tensor:$result)> {
+  let summary = "cumulative product along `dim`";
+}
+def Poptorch_LogcumsumexpOp : Poptorch_ScanOp<"logcumsumexp",
+    (outs Poptorch_Tensor:$result)> {
+  let summary = "log of the cumulative sum of exp along `dim`, computed stably";
+}
+def Poptorch_CummaxOp : Poptorch_ScanOp<"cummax",
+    (outs Poptorch_Tensor:$values, Poptorch_Tensor:$indices)> {
+  let summary = "running maximum along `dim` and its (last) index";
+}
+def Poptorch_CumminOp : Poptorch_ScanOp<"cummin",
+    (outs Poptorch_Tensor:$values, Poptorch_Tensor:$indices)> {
+  let summary = "running minimum along `dim` and its (last) index";
+}
+
+def Poptorch_SortOp : Poptorch_Op<"sort", [Pure]> {
+  let summary = "stable sort along `dim`; the results keep the first k of the order";
+  let description = [{
+    Values and int64 indices of the stable sort of `input` along `dim`
+    (NaN is larger than every number, as in PyTorch). The results may be
+    shorter than the input along `dim` (torch.topk): they hold the first
+    entries of the sorted order.
+  }];
+  let arguments = (ins Poptorch_Tensor:$input, I64Attr:$dim,
+                       DefaultValuedAttr<BoolAttr, "false">:$descending);
+  let results = (outs Poptorch_Tensor:$values, Poptorch_Tensor:$indices);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type(results)";
+  let hasVerifier = 1;
+}
+
+def Poptorch_KthvalueOp : Poptorch_Op<"kthvalue", [Pure]> {
+  let summary = "the k-th smallest value along `dim` and its index";
+  let arguments = (ins Poptorch_Tensor:$input, I64Attr:$k, I64Attr:$dim,
+                       DefaultValuedAttr<BoolAttr, "false">:$keepdim);
+  let results = (outs Poptorch_Tensor:$values, Poptorch_Tensor:$indices);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type(results)";
+  let hasVerifier = 1;
+}
+
+def Poptorch_SafeSoftmaxOp : Poptorch_SoftmaxLikeOp<"safe_softmax"> {
+  let summary = "softmax along `dim`; 0 where the whole slice is -inf";
+}
+
+// Losses (forward), reduction: 0 none, 1 mean, 2 sum. `operands` are the
+// optional weights after input and target.
+class Poptorch_LossOp<string mnemonic, dag attrs, dag operands = (ins),
+                      dag res = (outs Poptorch_Tensor:$result),
+                      list<Trait> traits = []>
+    : Poptorch_Op<mnemonic, !listconcat([Pure], traits)> {
+  let arguments = !con((ins Poptorch_Tensor:$input, Poptorch_Tensor:$target),
+                       operands,
+                       (ins DefaultValuedAttr<I64Attr, "1">:$reduction), attrs);
+  let results = res;
+  let assemblyFormat = [{
+    $input `,` $target attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+def Poptorch_MseLossOp : Poptorch_LossOp<"mse_loss", (ins)> {
+  let summary = "(input - target)^2";
+}
+def Poptorch_SmoothL1LossOp : Poptorch_LossOp<"smooth_l1_loss",
+    (ins DefaultValuedAttr<F64Attr, "1.0">:$beta)> {
+  let summary = "|d| < beta ? 0.5 d^2 / beta : |d| - 0.5 beta";
+}
+def Poptorch_HuberLossOp : Poptorch_LossOp<"huber_loss",
+    (ins DefaultValuedAttr<F64Attr, "1.0">:$delta)> {
+  let summary = "|d| < delta ? 0.5 d^2 : delta (|d| - 0.5 delta)";
+}
+def Poptorch_SoftMarginLossOp : Poptorch_LossOp<"soft_margin_loss", (ins)> {
+  let summary = "log(1 + exp(-target * input))";
+}
+def Poptorch_BinaryCrossEntropyOp : Poptorch_LossOp<"binary_cross_entropy", (ins),
+    (ins Optional<Poptorch_Tensor>:$weight)> {
+  let summary = "-weight (t log(x) + (1 - t) log(1 - x)), logs clamped at -100";
+  let assemblyFormat = [{
+    $input `,` $target (`weight` $weight^)? attr-dict `:` functional-type(operands, results)
+  }];
+}
+def Poptorch_BinaryCrossEntropyWithLogitsOp
+    : Poptorch_LossOp<"binary_cross_entropy_with_logits", (ins),
+        (ins Optional<Poptorch_Tensor>:$weight, Optional<Poptorch_Tensor>:$pos_weight),
+        (outs Poptorch_Tensor:$result), [AttrSizedOperandSegments]> {
+  let summary = "binary cross entropy of sigmoid(input), with pos_weight";
+  let assemblyFormat = [{
+    $input `,` $target (`weight` $weight^)? (`pos_weight` $pos_weight^)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+}
+def Poptorch_MultiMarginLossOp : Poptorch_LossOp<"multi_margin_loss",
+    (ins DefaultValuedAttr<F64Attr, "1.0">:$p, DefaultValuedAttr<F64Attr, "1.0">:$margin),
+    (ins Optional<Poptorch_Tensor>:$weight)> {
+  let summary = "multi-class hinge loss over the last dim, class indices in target";
+  let assemblyFormat = [{
+    $input `,` $target (`weight` $weight^)? attr-dict `:` functional-type(operands, results)
+  }];
+}
+def Poptorch_NllLossOp : Poptorch_LossOp<"nll_loss",
+    (ins DefaultValuedAttr<I64Attr, "-100">:$ignore_index),
+    (ins Optional<Poptorch_Tensor>:$weight),
+    (outs Poptorch_Tensor:$result, Poptorch_Tensor:$total_weight)> {
+  let summary = "negative log likelihood, classes along dim 1 (dim 0 for 1-D input)";
+  let assemblyFormat = [{
+    $input `,` $target (`weight` $weight^)? attr-dict `:` functional-type(operands, results)
+  }];
+}
+def Poptorch_MultilabelMarginLossOp : Poptorch_LossOp<"multilabel_margin_loss", (ins),
+    (ins), (outs Poptorch_Tensor:$result, Poptorch_Tensor:$is_target)> {
+  let summary = "multi-class multi-label hinge loss; target lists classes, ended by -1";
+}
+
+//===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//
 

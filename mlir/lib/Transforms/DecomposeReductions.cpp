@@ -1,0 +1,629 @@
+//===- DecomposeReductions.cpp - reductions and losses -> simpler ops -----===//
+//
+// Part of poptorch-decompose (populated from Decompose.cpp): the composite
+// ops of the reductions family become core reductions (reduce_sum/max/min/
+// any, argmax, sort), elementwise and data-movement ops:
+//   nansum, count_nonzero, logsumexp, var/std(_mean), vector_norm, aminmax,
+//   kthvalue, median(_dim), safe_softmax and the forward losses (mse,
+//   smooth_l1, huber, soft_margin, binary_cross_entropy(_with_logits),
+//   multi_margin, nll, multilabel_margin).
+// f16/bf16 compute in f32 and round once, as PyTorch's CPU kernels do.
+// Class indices are matched with a one-hot comparison against an iota, so a
+// gather is a masked sum (exact: one term is nonzero).
+//
+//===----------------------------------------------------------------------===//
+#include "poptorch/Transforms/Passes.h"
+
+#include "poptorch/Dialect/Poptorch/IR/Broadcast.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
+#include <limits>
+
+namespace mlir::poptorch {
+void populateReductionDecomposePatterns(RewritePatternSet &patterns);
+} // namespace mlir::poptorch
+
+using namespace mlir;
+using namespace mlir::poptorch;
+
+namespace {
+
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+Type computeElem(Type t) {
+  if (t.isF16() || t.isBF16())
+    return Float32Type::get(t.getContext());
+  return t;
+}
+
+/// Builders of poptorch ops with the result types PyTorch would give them.
+struct Ops {
+  PatternRewriter &b;
+  Location loc;
+
+  Value cst(Type elem, double v) {
+    auto ty = RankedTensorType::get({}, elem);
+    Attribute attr;
+    if (isa<FloatType>(elem))
+      attr = b.getFloatAttr(elem, v);
+    else if (elem.isInteger(1))
+      attr = b.getIntegerAttr(elem, v != 0.0);
+    else
+      attr = b.getIntegerAttr(elem, static_cast<int64_t>(v));
+    return ConstantOp::create(b, loc, ty, DenseElementsAttr::get(ty, attr));
+  }
+  /// 0, 1, ..., n-1 (int64) laid out along `dim` of a rank-`rank` tensor.
+  Value iota(int64_t n, int64_t dim, int64_t rank) {
+    SmallVector<int64_t> shape(std::max<int64_t>(rank, 1), 1);
+    shape[dim] = n;
+    auto ty = RankedTensorType::get(shape, b.getI64Type());
+    SmallVector<APInt> values;
+    for (int64_t i = 0; i < n; ++i)
+      values.push_back(APInt(64, i));
+    return ConstantOp::create(b, loc, ty, DenseElementsAttr::get(ty, values));
+  }
+  Value cast(Value v, Type elem) {
+    auto ty = typeOf(v);
+    if (ty.getElementType() == elem)
+      return v;
+    return CastOp::create(b, loc, ty.clone(elem), v);
+  }
+  Value reshape(Value v, ArrayRef<int64_t> shape) {
+    auto ty = typeOf(v);
+    if (ty.getShape() == shape)
+      return v;
+    return ReshapeOp::create(b, loc, ty.clone(shape), v);
+  }
+  RankedTensorType bcast(Value x, Value y, Type elem) {
+    return RankedTensorType::get(
+        broadcastShapes(typeOf(x).getShape(), typeOf(y).getShape()), elem);
+  }
+  template <typename OpTy> Value bin(Value x, Value y) {
+    auto ty = bcast(x, y, typeOf(x).getElementType());
+    if constexpr (std::is_same_v<OpTy, AddOp> || std::is_same_v<OpTy, SubOp>)
+      return OpTy::create(b, loc, ty, x, y, llvm::APFloat(1.0));
+    else
+      return OpTy::create(b, loc, ty, x, y);
+  }
+  template <typename OpTy> Value cmp(Value x, Value y) {
+    return OpTy::create(b, loc, bcast(x, y, b.getI1Type()), x, y);
+  }
+  template <typename OpTy> Value un(Value x) {
+    return OpTy::create(b, loc, x.getType(), x);
+  }
+  Value add(Value x, Value y) { return bin<AddOp>(x, y); }
+  Value sub(Value x, Value y) { return bin<SubOp>(x, y); }
+  Value mul(Value x, Value y) { return bin<MulOp>(x, y); }
+  Value div(Value x, Value y) { return bin<DivOp>(x, y); }
+  Value where(Value c, Value x, Value y) {
+    auto shape = broadcastShapes(
+        broadcastShapes(typeOf(c).getShape(), typeOf(x).getShape()),
+        typeOf(y).getShape());
+    return WhereOp::create(
+        b, loc, RankedTensorType::get(shape, typeOf(x).getElementType()), c, x,
+        y);
+  }
+  Value isNaN(Value x) { return cmp<NeOp>(x, x); }
+  Value notOf(Value x) { return un<LogicalNotOp>(x); }
+
+  /// A reduction over `dims` (none on rank 0), keeping them as size 1 or not.
+  template <typename OpTy>
+  Value reduce(Value x, ArrayRef<int64_t> dims, bool keepdim,
+               Type elem = Type()) {
+    auto ty = typeOf(x);
+    SmallVector<int64_t> ds =
+        ty.getRank() ? SmallVector<int64_t>(dims) : SmallVector<int64_t>{};
+    SmallVector<int64_t> shape;
+    for (int64_t i = 0; i < ty.getRank(); ++i) {
+      if (!llvm::is_contained(ds, i))
+        shape.push_back(ty.getShape()[i]);
+      else if (keepdim)
+        shape.push_back(1);
+    }
+    auto resTy =
+        RankedTensorType::get(shape, elem ? elem : ty.getElementType());
+    return OpTy::create(b, loc, resTy, x, ds, keepdim);
+  }
+  SmallVector<int64_t> allDims(Value x) {
+    return llvm::to_vector(llvm::seq<int64_t>(0, typeOf(x).getRank()));
+  }
+  /// The number of elements that a reduction over `dims` folds.
+  double count(Value x, ArrayRef<int64_t> dims) {
+    auto ty = typeOf(x);
+    double n = 1;
+    if (ty.getRank())
+      for (int64_t d : dims)
+        n *= ty.getShape()[d];
+    return n;
+  }
+  /// The loss reduction: 0 none, 1 mean, 2 sum.
+  Value reduceLoss(Value l, int64_t reduction) {
+    if (reduction == 0)
+      return l;
+    if (reduction == 1)
+      return reduce<ReduceMeanOp>(l, allDims(l), false);
+    return reduce<ReduceSumOp>(l, allDims(l), false);
+  }
+};
+
+struct DecomposeNansum : public OpRewritePattern<NansumOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(NansumOp op,
+                                PatternRewriter &rewriter) const override {
+    Ops o{rewriter, op.getLoc()};
+    Value x = op.getInput();
+    Type elem = typeOf(x).getElementType();
+    if (isa<FloatType>(elem))
+      x = o.where(o.isNaN(x), o.cst(elem, 0.0), x);
+    rewriter.replaceOpWithNewOp<ReduceSumOp>(op, op.getType(), x, op.getDims(),
+                                             op.getKeepdim());
+    return success();
+  }
+};
+
+struct DecomposeCountNonzero : public OpRewritePattern<CountNonzeroOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CountNonzeroOp op,
+                                PatternRewriter &rewriter) const override {
+    Ops o{rewriter, op.getLoc()};
+    Value x = op.getInput();
+    Value nz = o.cmp<NeOp>(x, o.cst(typeOf(x).getElementType(), 0.0));
+    rewriter.replaceOpWithNewOp<ReduceSumOp>(
+        op, op.getType(), o.cast(nz, op.getType().getElementType()),
+        op.getDims(), op.getKeepdim());
+    return success();
+  }
+};
+
+struct DecomposeLogsumexp : public OpRewritePattern<LogsumexpOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LogsumexpOp op,
+                                PatternRewriter &rewriter) const override {
+    Ops o{rewriter, op.getLoc()};
+    Type elem = op.getType().getElementType();
+    if (!isa<FloatType>(elem))
+      return rewriter.notifyMatchFailure(op, "logsumexp needs a float type");
+    Type ce = computeElem(elem);
+    Value x = o.cast(op.getInput(), ce);
+    // PyTorch: the max is taken as 0 where it is infinite.
+    Value m = o.reduce<ReduceMaxOp>(x, op.getDims(), true);
+    Value inf = o.cst(ce, std::numeric_limits<double>::infinity());
+    m = o.where(o.cmp<EqOp>(o.un<AbsOp>(m), inf), o.cst(ce, 0.0), m);
+    Value s =
+        o.reduce<ReduceSumOp>(o.un<ExpOp>(o.sub(x, m)), op.getDims(), true);
+    Value r = o.add(o.un<LogOp>(s), m);
+    r = o.reshape(o.cast(r, elem), op.getType().getShape());
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+/// var, std, var_mean, std_mean: two passes (mean, then squared deviations).
+template <typename OpTy, bool isStd, bool withMean>
+struct DecomposeVariance : public OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    Ops o{rewriter, op.getLoc()};
+    auto resTy = cast<RankedTensorType>(op->getResult(0).getType());
+    Type elem = resTy.getElementType();
+    Type ce = computeElem(elem);
+    Value x = o.cast(op.getInput(), ce);
+    SmallVector<int64_t> dims(op.getDims());
+    Value mean = o.reduce<ReduceMeanOp>(x, dims, true);
+    Value d = o.sub(x, mean);
+    Value ss = o.reduce<ReduceSumOp>(o.mul(d, d), dims, true);
+    double n = o.count(x, dims);
+    double divisor = std::max(n - op.getCorrection().convertToDouble(), 0.0);
+    Value r = o.div(ss, o.cst(ce, divisor));
+    if (isStd)
+      r = o.un<SqrtOp>(r);
+    SmallVector<Value> results{o.reshape(o.cast(r, elem), resTy.getShape())};
+    if (withMean)
+      results.push_back(o.reshape(o.cast(mean, elem), resTy.getShape()));
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+struct DecomposeVectorNorm : public OpRewritePattern<VectorNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(VectorNormOp op,
+                                PatternRewriter &rewriter) const override {
+    Ops o{rewriter, op.getLoc()};
+    Type elem = op.getType().getElementType();
+    if (!isa<FloatType>(elem))
+      return rewriter.notifyMatchFailure(op, "vector_norm needs a float type");
+    Type ce = computeElem(elem);
+    Value x = o.cast(op.getInput(), ce);
+    SmallVector<int64_t> dims(op.getDims());
+    bool keep = op.getKeepdim();
+    double p = op.getOrd().convertToDouble();
+    Value a = o.un<AbsOp>(x), r;
+    if (std::isinf(p) && p > 0)
+      r = o.reduce<ReduceMaxOp>(a, dims, keep);
+    else if (std::isinf(p))
+      r = o.reduce<ReduceMinOp>(a, dims, keep);
+    else if (p == 0.0)
+      r = o.reduce<ReduceSumOp>(o.cast(o.cmp<NeOp>(x, o.cst(ce, 0.0)), ce),
+                                dims, keep);
+    else if (p == 1.0)
+      r = o.reduce<ReduceSumOp>(a, dims, keep);
+    else if (p == 2.0)
+      r = o.un<SqrtOp>(o.reduce<ReduceSumOp>(o.mul(x, x), dims, keep));
+    else
+      r = o.bin<PowOp>(
+          o.reduce<ReduceSumOp>(o.bin<PowOp>(a, o.cst(ce, p)), dims, keep),
+          o.cst(ce, 1.0 / p));
+    rewriter.replaceOp(op, o.reshape(o.cast(r, elem), op.getType().getShape()));
+    return success();
+  }
+};
+
+/// max / min of all elements: the reduction (checked nonempty by the verifier).
+template <typename OpTy, typename ReduceTy>
+struct DecomposeFullExtreme : public OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    Ops o{rewriter, op.getLoc()};
+    Value x = op.getInput();
+    rewriter.replaceOp(
+        op, o.reshape(o.reduce<ReduceTy>(x, o.allDims(x), op.getKeepdim()),
+                      op.getType().getShape()));
+    return success();
+  }
+};
+
+struct DecomposeAminmax : public OpRewritePattern<AminmaxOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AminmaxOp op,
+                                PatternRewriter &rewriter) const override {
+    Ops o{rewriter, op.getLoc()};
+    Value mn =
+        o.reduce<ReduceMinOp>(op.getInput(), op.getDims(), op.getKeepdim());
+    Value mx =
+        o.reduce<ReduceMaxOp>(op.getInput(), op.getDims(), op.getKeepdim());
+    rewriter.replaceOp(op, {o.reshape(mn, op.getMin().getType().getShape()),
+                            o.reshape(mx, op.getMax().getType().getShape())});
+    return success();
+  }
+};
+
+/// The k-th (1-based) smallest along `dim` and its index, keeping `dim` as
+/// size 1: the first k of a stable sort, then the last of them.
+std::pair<Value, Value> kthAlong(Ops &o, Value x, int64_t k, int64_t dim) {
+  auto ty = typeOf(x);
+  SmallVector<int64_t> shape(ty.getShape());
+  shape[dim] = k;
+  auto sort =
+      SortOp::create(o.b, o.loc, ty.clone(shape),
+                     ty.clone(shape).clone(o.b.getI64Type()), x, dim, false);
+  shape[dim] = 1;
+  auto pick = [&](Value v) -> Value {
+    auto vt = typeOf(v);
+    return SliceOp::create(o.b, o.loc, vt.clone(shape), v, dim, k - 1, 1);
+  };
+  return {pick(sort.getValues()), pick(sort.getIndices())};
+}
+
+struct DecomposeKthvalue : public OpRewritePattern<KthvalueOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(KthvalueOp op,
+                                PatternRewriter &rewriter) const override {
+    Ops o{rewriter, op.getLoc()};
+    Value x = op.getInput();
+    if (typeOf(x).getRank() == 0) {
+      rewriter.replaceOp(op, {x, o.cst(rewriter.getI64Type(), 0.0)});
+      return success();
+    }
+    auto [v, i] = kthAlong(o, x, op.getK(), op.getDim());
+    rewriter.replaceOp(op,
+                       {o.reshape(v, op.getValues().getType().getShape()),
+                        o.reshape(i, op.getIndices().getType().getShape())});
+    return success();
+  }
+};
+
+/// median / median_dim: the lower median; NaN (and the first NaN's index)
+/// where the slice has a NaN, as PyTorch.
+template <typename OpTy>
+struct DecomposeMedian : public OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    Ops o{rewriter, op.getLoc()};
+    Value x = op.getInput();
+    auto ty = typeOf(x);
+    int64_t dim = 0;
+    if (op.getDim() && ty.getRank() > 0)
+      dim = *op.getDim();
+    else
+      x = o.reshape(x, {ty.getNumElements()});
+    int64_t n = typeOf(x).getShape()[dim];
+    if (n == 0) { // torch.median of an empty tensor is NaN
+      auto resTy = cast<RankedTensorType>(op->getResult(0).getType());
+      if (op->getNumResults() != 1 || !isa<FloatType>(resTy.getElementType()))
+        return rewriter.notifyMatchFailure(op, "median of an empty slice");
+      rewriter.replaceOp(op, o.cst(resTy.getElementType(), std::nan("")));
+      return success();
+    }
+    auto [v, i] = kthAlong(o, x, (n - 1) / 2 + 1, dim);
+    Type elem = ty.getElementType();
+    if (isa<FloatType>(elem)) {
+      Value nan = o.isNaN(x);
+      Value has = o.reduce<ReduceAnyOp>(nan, {dim}, true);
+      auto idxTy = typeOf(has).clone(rewriter.getI64Type());
+      Value first = ArgmaxOp::create(rewriter, o.loc, idxTy, nan,
+                                     rewriter.getI64IntegerAttr(dim),
+                                     rewriter.getBoolAttr(true));
+      v = o.where(has, o.cst(elem, std::nan("")), v);
+      i = o.where(has, first, i);
+    }
+    SmallVector<Value> results{o.reshape(
+        v, cast<RankedTensorType>(op->getResult(0).getType()).getShape())};
+    if (op->getNumResults() == 2)
+      results.push_back(o.reshape(
+          i, cast<RankedTensorType>(op->getResult(1).getType()).getShape()));
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+struct DecomposeSafeSoftmax : public OpRewritePattern<SafeSoftmaxOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SafeSoftmaxOp op,
+                                PatternRewriter &rewriter) const override {
+    Ops o{rewriter, op.getLoc()};
+    Value x = op.getInput();
+    Type elem = typeOf(x).getElementType();
+    if (!isa<FloatType>(elem))
+      return rewriter.notifyMatchFailure(op, "softmax needs a float type");
+    Value y = SoftmaxOp::create(rewriter, o.loc, op.getType(), x, op.getDim());
+    Value masked =
+        o.cmp<EqOp>(x, o.cst(elem, -std::numeric_limits<double>::infinity()));
+    Value allMasked =
+        o.reduce<ReduceAllOp>(masked, {(int64_t)op.getDim()}, true);
+    rewriter.replaceOp(op, o.where(allMasked, o.cst(elem, 0.0), y));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+/// The elementwise losses: a function of (input, target) in the compute
+/// type, then the reduction.
+template <typename OpTy>
+struct DecomposePointwiseLoss : public OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    Ops o{rewriter, op.getLoc()};
+    Type elem = op.getType().getElementType();
+    if (!isa<FloatType>(elem))
+      return rewriter.notifyMatchFailure(op, "losses need a float type");
+    Type ce = computeElem(elem);
+    Value x = o.cast(op.getInput(), ce), t = o.cast(op.getTarget(), ce);
+    auto c = [&](double v) { return o.cst(ce, v); };
+    Value l;
+    if constexpr (std::is_same_v<OpTy, MseLossOp>) {
+      Value d = o.sub(x, t);
+      l = o.mul(d, d);
+    } else if constexpr (std::is_same_v<OpTy, SmoothL1LossOp> ||
+                         std::is_same_v<OpTy, HuberLossOp>) {
+      Value d = o.sub(x, t);
+      Value ad = o.un<AbsOp>(d);
+      double beta;
+      if constexpr (std::is_same_v<OpTy, SmoothL1LossOp>)
+        beta = op.getBeta().convertToDouble();
+      else
+        beta = op.getDelta().convertToDouble();
+      Value sq = o.mul(o.mul(d, d), c(0.5));
+      if constexpr (std::is_same_v<OpTy, SmoothL1LossOp>) {
+        if (beta == 0.0)
+          l = ad;
+        else
+          l = o.where(o.cmp<LtOp>(ad, c(beta)), o.div(sq, c(beta)),
+                      o.sub(ad, c(0.5 * beta)));
+      } else {
+        l = o.where(o.cmp<LtOp>(ad, c(beta)), sq,
+                    o.mul(c(beta), o.sub(ad, c(0.5 * beta))));
+      }
+    } else if constexpr (std::is_same_v<OpTy, SoftMarginLossOp>) {
+      l = o.un<LogOp>(o.add(c(1.0), o.un<ExpOp>(o.un<NegOp>(o.mul(t, x)))));
+    } else if constexpr (std::is_same_v<OpTy, BinaryCrossEntropyOp>) {
+      // (t - 1) * max(log(1 - x), -100) - t * max(log(x), -100)
+      Value lo = o.bin<MaximumOp>(o.un<LogOp>(o.sub(c(1.0), x)), c(-100.0));
+      Value lx = o.bin<MaximumOp>(o.un<LogOp>(x), c(-100.0));
+      l = o.sub(o.mul(o.sub(t, c(1.0)), lo), o.mul(t, lx));
+    } else {
+      // (1 - t) * x - log_weight * log_sigmoid(x), with log_sigmoid(x) =
+      // min(x, 0) - log(1 + exp(-|x|)) and log_weight = (pw - 1) t + 1.
+      Value ls = o.sub(
+          o.bin<MinimumOp>(x, c(0.0)),
+          o.un<LogOp>(o.add(c(1.0), o.un<ExpOp>(o.un<NegOp>(o.un<AbsOp>(x))))));
+      if (Value pw = op.getPosWeight())
+        ls = o.mul(ls, o.add(o.mul(o.sub(o.cast(pw, ce), c(1.0)), t), c(1.0)));
+      l = o.sub(o.mul(o.sub(c(1.0), t), x), ls);
+    }
+    if constexpr (std::is_same_v<OpTy, BinaryCrossEntropyOp> ||
+                  std::is_same_v<OpTy, BinaryCrossEntropyWithLogitsOp>)
+      if (Value w = op.getWeight())
+        l = o.mul(l, o.cast(w, ce));
+    l = o.reduceLoss(l, op.getReduction());
+    l = o.cast(l, elem);
+    if (typeOf(l).getShape() != op.getType().getShape())
+      l = ExpandOp::create(rewriter, o.loc, op.getType(), l);
+    rewriter.replaceOp(op, l);
+    return success();
+  }
+};
+
+/// Picks the entry of class `t` along `dim` of `x` (shape of x with `dim`
+/// kept as 1), where `onehot` marks it; 0 where no class matches.
+Value pickClass(Ops &o, Value onehot, Value x, int64_t dim) {
+  Value zero = o.cst(typeOf(x).getElementType(), 0.0);
+  return o.reduce<ReduceSumOp>(o.where(onehot, x, zero), {dim}, true);
+}
+
+struct DecomposeNllLoss : public OpRewritePattern<NllLossOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(NllLossOp op,
+                                PatternRewriter &rewriter) const override {
+    Ops o{rewriter, op.getLoc()};
+    Value x = op.getInput(), t = op.getTarget();
+    auto xTy = typeOf(x);
+    Type elem = xTy.getElementType();
+    if (!isa<FloatType>(elem))
+      return rewriter.notifyMatchFailure(op, "nll_loss needs a float type");
+    Type ce = computeElem(elem);
+    x = o.cast(x, ce);
+    int64_t rank = xTy.getRank();
+    int64_t cdim = rank == 1 ? 0 : 1;
+    // target with a size-1 class dim, so that it broadcasts against x.
+    SmallVector<int64_t> tShape(xTy.getShape());
+    tShape[cdim] = 1;
+    t = o.reshape(o.cast(t, rewriter.getI64Type()), tShape);
+    Value valid = o.cmp<NeOp>(
+        t, o.cst(rewriter.getI64Type(), (double)op.getIgnoreIndex()));
+    Value onehot = o.bin<LogicalAndOp>(
+        o.cmp<EqOp>(o.iota(xTy.getShape()[cdim], cdim, rank), t), valid);
+    Value picked = pickClass(o, onehot, x, cdim);
+    Value w;
+    if (Value weight = op.getWeight()) {
+      SmallVector<int64_t> wShape(rank, 1);
+      wShape[cdim] = xTy.getShape()[cdim];
+      w = pickClass(o, onehot, o.reshape(o.cast(weight, ce), wShape), cdim);
+    } else {
+      w = pickClass(o, onehot, o.cst(ce, 1.0), cdim);
+    }
+    Value l = o.un<NegOp>(o.mul(picked, w));
+    Value total = o.reduce<ReduceSumOp>(w, o.allDims(w), false);
+    int64_t red = op.getReduction();
+    if (red == 0) {
+      l = o.reshape(l, op.getResult().getType().getShape());
+    } else {
+      l = o.reduce<ReduceSumOp>(l, o.allDims(l), false);
+      if (red == 1)
+        l = o.div(l, total);
+    }
+    rewriter.replaceOp(
+        op,
+        {o.cast(l, elem), o.reshape(o.cast(total, elem),
+                                    op.getTotalWeight().getType().getShape())});
+    return success();
+  }
+};
+
+struct DecomposeMultiMarginLoss : public OpRewritePattern<MultiMarginLossOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MultiMarginLossOp op,
+                                PatternRewriter &rewriter) const override {
+    Ops o{rewriter, op.getLoc()};
+    Value x = op.getInput();
+    auto xTy = typeOf(x);
+    Type elem = op.getType().getElementType();
+    double p = op.getP().convertToDouble();
+    if (!isa<FloatType>(elem) || (p != 1.0 && p != 2.0))
+      return rewriter.notifyMatchFailure(op, "p must be 1 or 2 (float input)");
+    Type ce = computeElem(elem);
+    x = o.cast(x, ce);
+    int64_t rank = std::max<int64_t>(xTy.getRank(), 1);
+    x = o.reshape(x, rank == 1 ? SmallVector<int64_t>{xTy.getNumElements()}
+                               : SmallVector<int64_t>(xTy.getShape()));
+    int64_t cdim = rank - 1, c = typeOf(x).getShape()[cdim];
+    SmallVector<int64_t> tShape(typeOf(x).getShape());
+    tShape[cdim] = 1;
+    Value t = o.reshape(o.cast(op.getTarget(), rewriter.getI64Type()), tShape);
+    Value onehot = o.cmp<EqOp>(o.iota(c, cdim, rank), t);
+    Value xt = pickClass(o, onehot, x, cdim);
+    Value z = o.add(o.sub(o.cst(ce, op.getMargin().convertToDouble()), xt), x);
+    Value zero = o.cst(ce, 0.0);
+    Value h = o.where(o.cmp<GtOp>(z, zero), p == 1.0 ? z : o.mul(z, z), zero);
+    h = o.where(onehot, zero, h);
+    if (Value w = op.getWeight())
+      h = o.mul(h, pickClass(o, onehot, o.reshape(o.cast(w, ce), {c}), cdim));
+    Value l = o.div(o.reduce<ReduceSumOp>(h, {cdim}, false), o.cst(ce, c));
+    l = o.reduceLoss(l, op.getReduction());
+    rewriter.replaceOp(op, o.reshape(o.cast(l, elem), op.getType().getShape()));
+    return success();
+  }
+};
+
+struct DecomposeMultilabelMarginLoss
+    : public OpRewritePattern<MultilabelMarginLossOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MultilabelMarginLossOp op,
+                                PatternRewriter &rewriter) const override {
+    Ops o{rewriter, op.getLoc()};
+    Value x = op.getInput();
+    auto xTy = typeOf(x);
+    Type elem = xTy.getElementType();
+    if (!isa<FloatType>(elem))
+      return rewriter.notifyMatchFailure(op, "needs a float input");
+    Type ce = computeElem(elem);
+    Type i64 = rewriter.getI64Type();
+    int64_t c = xTy.getRank() ? xTy.getShape().back() : 1;
+    int64_t n = xTy.getNumElements() / std::max<int64_t>(c, 1);
+    x = o.reshape(o.cast(x, ce), {n, c});
+    Value t = o.reshape(o.cast(op.getTarget(), i64), {n, c});
+    // Targets before the first -1 are valid (k < first negative position).
+    Value neg = o.cmp<LtOp>(t, o.cst(i64, 0.0));
+    Value anyNeg = o.reduce<ReduceAnyOp>(neg, {1}, true);
+    Value firstNeg = ArgmaxOp::create(
+        rewriter, o.loc, RankedTensorType::get({n, 1}, i64), neg,
+        rewriter.getI64IntegerAttr(1), rewriter.getBoolAttr(true));
+    Value end = o.where(anyNeg, firstNeg, o.cst(i64, (double)c));
+    Value valid = o.cmp<LtOp>(o.iota(c, 1, 2), end); // (n, c) over k
+    // count[n, j] = #{valid k : t[n, k] == j}, over (n, k, j).
+    Value match = o.bin<LogicalAndOp>(
+        o.cmp<EqOp>(o.reshape(t, {n, c, 1}), o.iota(c, 2, 3)),
+        o.reshape(valid, {n, c, 1}));
+    Value count = o.reduce<ReduceSumOp>(o.cast(match, ce), {1}, false);
+    Value isTarget = o.cast(o.cmp<GtOp>(count, o.cst(ce, 0.0)), ce); // (n, c)
+    // sum over (j, d) of count[j] (1 - isTarget[d]) max(0, 1 - x[j] + x[d]).
+    Value z = o.add(o.sub(o.cst(ce, 1.0), o.reshape(x, {n, c, 1})),
+                    o.reshape(x, {n, 1, c}));
+    Value h = o.bin<MaximumOp>(z, o.cst(ce, 0.0));
+    h = o.mul(h, o.reshape(count, {n, c, 1}));
+    h = o.mul(h, o.reshape(o.sub(o.cst(ce, 1.0), isTarget), {n, 1, c}));
+    Value l = o.div(o.reduce<ReduceSumOp>(h, {1, 2}, false), o.cst(ce, c));
+    SmallVector<int64_t> perSample(xTy.getShape());
+    if (!perSample.empty())
+      perSample.pop_back();
+    l = o.reshape(l, perSample);
+    l = o.reduceLoss(l, op.getReduction());
+    rewriter.replaceOp(
+        op, {o.reshape(o.cast(l, elem), op.getResult().getType().getShape()),
+             o.reshape(o.cast(isTarget, elem),
+                       op.getIsTarget().getType().getShape())});
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::poptorch::populateReductionDecomposePatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<
+      DecomposeNansum, DecomposeCountNonzero, DecomposeLogsumexp,
+      DecomposeVariance<VarOp, false, false>,
+      DecomposeVariance<StdOp, true, false>,
+      DecomposeVariance<VarMeanOp, false, true>,
+      DecomposeVariance<StdMeanOp, true, true>, DecomposeVectorNorm,
+      DecomposeAminmax, DecomposeKthvalue,
+      DecomposeFullExtreme<MaxOp, ReduceMaxOp>,
+      DecomposeFullExtreme<MinOp, ReduceMinOp>, DecomposeMedian<MedianOp>,
+      DecomposeMedian<MedianDimOp>, DecomposeSafeSoftmax,
+      DecomposePointwiseLoss<MseLossOp>, DecomposePointwiseLoss<SmoothL1LossOp>,
+      DecomposePointwiseLoss<HuberLossOp>,
+      DecomposePointwiseLoss<SoftMarginLossOp>,
+      DecomposePointwiseLoss<BinaryCrossEntropyOp>,
+      DecomposePointwiseLoss<BinaryCrossEntropyWithLogitsOp>, DecomposeNllLoss,
+      DecomposeMultiMarginLoss, DecomposeMultilabelMarginLoss>(
+      patterns.getContext());
+}
