@@ -263,6 +263,9 @@ Value mlir::poptorch::createIndexedGeneric(
     OpBuilder &b, Location loc, RankedTensorType resTy, ValueRange inputs,
     ArrayRef<AffineMap> maps,
     function_ref<Value(OpBuilder &, Location, ValueRange, ValueRange)> fn) {
+  // Nothing to compute (and zero-size index tensors need no reads).
+  if (resTy.getNumElements() == 0)
+    return createEmpty(b, loc, resTy);
   int64_t rank = resTy.getRank();
   SmallVector<AffineMap> allMaps(maps);
   allMaps.push_back(b.getMultiDimIdentityMap(rank));
