@@ -44,7 +44,12 @@ enum class ArgKind {
   Dims,
   Index,
   ReversedDims,
-  RandomState
+  RandomState,
+  Const,
+  Indices,
+  IndexList,
+  LitStr,
+  LitBool
 };
 /// How tensor and scalar operands (not masks) are cast before the dialect op:
 /// not at all, to the result dtype, or to their common dtype
@@ -502,10 +507,10 @@ bool appendMetaKey(const c10::IValue &v, std::string &key) {
 }
 } // namespace
 
-std::vector<c10::IValue>
-Tracer::runOnMeta(const c10::OperatorHandle &op,
-                  const std::vector<c10::IValue> &args) {
-  if (op.hasTag(at::Tag::dynamic_output_shape))
+std::vector<c10::IValue> Tracer::runOnMeta(const c10::OperatorHandle &op,
+                                           const std::vector<c10::IValue> &args,
+                                           bool staticShape) {
+  if (op.hasTag(at::Tag::dynamic_output_shape) && !staticShape)
     fail(opDisplayName(op),
          "its output shape depends on the values of its inputs, which a "
          "compiled program cannot have; compute it outside the model "
@@ -633,7 +638,14 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
   ++opCount;
   const OpSpec *spec = findSpec(schema.operator_name());
   SourceLoc loc = sourceLocation();
-  std::vector<c10::IValue> metaOut = runOnMeta(op, args);
+  bool indexList = false;
+  if (spec)
+    for (const ArgSpec &a : spec->args)
+      if (a.kind == ArgKind::IndexList) {
+        expandMaskIndices(args[*schema.argumentIndexWithName(a.aten)], opName);
+        indexList = true;
+      }
+  std::vector<c10::IValue> metaOut = runOnMeta(op, args, indexList);
   torch::jit::drop(*stack, nargs);
 
   auto pushOutputs = [&](const std::vector<ValueId> &ids,
@@ -889,6 +901,53 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
         attr.ints.push_back(d);
       addAttr(a.name, attr);
       break;
+    case ArgKind::LitStr:
+      attr.kind = AttrValue::Str;
+      attr.s = a.extra;
+      addAttr(a.name, attr);
+      break;
+    case ArgKind::LitBool:
+      attr.kind = AttrValue::Bool;
+      attr.b = std::string(a.extra) == "true";
+      addAttr(a.name, attr);
+      break;
+    case ArgKind::Const:
+      operands.push_back({scalarOperand(c10::Scalar(std::stod(a.extra)))});
+      break;
+    case ArgKind::Indices: {
+      // Positions along dim `extra` of the first operand (all of its
+      // elements when `extra` is empty).
+      const at::Tensor &t = iv->toTensor();
+      int64_t size = firstTensor->numel();
+      if (*a.extra) {
+        int64_t dim = normalizeDim(argOf(a.extra).toInt(), rank);
+        size = firstTensor->dim() ? firstTensor->size(dim) : 1;
+      }
+      checkIndexRange(t, size, opName);
+      operands.push_back({valueOf(t, std::nullopt, opName)});
+      break;
+    }
+    case ArgKind::IndexList: {
+      // `Tensor?[]` of advanced indexing: the present index tensors, and as
+      // attribute `extra` the input dims they index (masks are already
+      // expanded into their nonzero positions).
+      std::vector<ValueId> group;
+      attr.kind = AttrValue::Ints;
+      int64_t d = 0;
+      for (const c10::IValue &e : iv->toListRef()) {
+        if (e.isTensor() && e.toTensor().defined()) {
+          const at::Tensor &t = e.toTensor();
+          checkIndexRange(t, d < firstTensor->dim() ? firstTensor->size(d) : 0,
+                          opName);
+          group.push_back(valueOf(t, std::nullopt, opName));
+          attr.ints.push_back(d);
+        }
+        ++d;
+      }
+      operands.push_back(group);
+      addAttr(a.extra, attr);
+      break;
+    }
     }
   }
 
@@ -912,6 +971,55 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
                      ": " + e.what());
   }
   pushOutputs(ids, "");
+}
+
+void Tracer::checkIndexRange(const at::Tensor &t, int64_t size,
+                             const std::string &opName) {
+  // Indices computed by the model cannot be checked: the program wraps
+  // negative ones and clamps the rest into range (docs/ops.md). Constant
+  // indices are checked here, as eager PyTorch checks them.
+  if (isTraced(t) || t.numel() == 0)
+    return;
+  if (!at::isIntegralType(t.scalar_type(), /*includeBool=*/false))
+    fail(opName, "indices must be integers, got " +
+                     std::string(c10::toString(t.scalar_type())));
+  at::Tensor host = constantOf(t);
+  int64_t lo = host.min().item<int64_t>(), hi = host.max().item<int64_t>();
+  if (lo < -size || hi >= size)
+    fail(opName, "index " + std::to_string(lo < -size ? lo : hi) +
+                     " is out of bounds for size " + std::to_string(size));
+}
+
+void Tracer::expandMaskIndices(c10::IValue &indices,
+                               const std::string &opName) {
+  // x[mask] is x[mask.nonzero().unbind(1)]: a constant mask becomes its
+  // index tensors, so the result shape is static. A mask computed by the
+  // model would make the shape depend on its values.
+  c10::List<std::optional<at::Tensor>> out;
+  bool changed = false;
+  for (const c10::IValue &e : indices.toListRef()) {
+    if (!e.isTensor() || !e.toTensor().defined()) {
+      out.push_back(std::nullopt);
+      continue;
+    }
+    at::Tensor t = e.toTensor();
+    if (t.scalar_type() != at::kBool && t.scalar_type() != at::kByte) {
+      out.push_back(t);
+      continue;
+    }
+    if (isTraced(t))
+      fail(opName,
+           "indexing with a boolean mask computed by the model gives a "
+           "result whose shape depends on the mask's values, which a "
+           "compiled program cannot have; use torch.where(mask, x, other) "
+           "or masked_fill, or build the mask from constants");
+    at::Tensor nz = at::nonzero(constantOf(t));
+    for (int64_t k = 0; k < t.dim(); ++k)
+      out.push_back(nz.select(1, k).contiguous());
+    changed = true;
+  }
+  if (changed)
+    indices = out;
 }
 
 at::Tensor &Tracer::captureCopy(at::Tensor &self, const at::Tensor &src) {

@@ -96,6 +96,12 @@ public:
   void capture(const c10::OperatorHandle &op, torch::jit::Stack *stack);
   at::Tensor &captureCopy(at::Tensor &self, const at::Tensor &src);
   void checkReadable(const at::Tensor &t, const std::string &what);
+  /// Fails when constant indices fall outside [-size, size).
+  void checkIndexRange(const at::Tensor &t, int64_t size,
+                       const std::string &opName);
+  /// Replaces constant bool masks in a `Tensor?[]` of indices by their
+  /// nonzero positions; masks computed by the model are an error.
+  void expandMaskIndices(c10::IValue &indices, const std::string &opName);
   /// `aten::<view>_scatter(self, src, ...)` (what functionalization emits for
   /// a write into a view): self with src written into view(self, ...).
   void captureScatter(const c10::OperatorHandle &op, const char *viewOp,
@@ -152,8 +158,12 @@ private:
                          const std::string &message) const;
 
   void foldOnHost(const c10::OperatorHandle &op, torch::jit::Stack *stack);
+  /// `staticShape`: the op's result shape is known from its arguments even
+  /// though the op is tagged dynamic_output_shape (advanced indexing without
+  /// bool masks).
   std::vector<c10::IValue> runOnMeta(const c10::OperatorHandle &op,
-                                     const std::vector<c10::IValue> &args);
+                                     const std::vector<c10::IValue> &args,
+                                     bool staticShape = false);
   std::vector<c10::IValue> callOnMeta(const c10::OperatorHandle &op,
                                       const std::vector<c10::IValue> &args);
 

@@ -125,7 +125,8 @@ ARG_KIND_ENUM = {
     "scalar": "Scalar", "opt_scalar": "OptScalar", "mask": "Mask", "f64": "F64", "i64": "I64",
     "bool": "Bool", "str": "Str",
     "ints": "Ints", "dim": "Dim", "dims": "Dims", "index": "Index",
-    "reversed_dims": "ReversedDims", "random_state": "RandomState",
+    "reversed_dims": "ReversedDims", "random_state": "RandomState", "const": "Const",
+    "indices": "Indices", "index_list": "IndexList", "lit_str": "LitStr", "lit_bool": "LitBool",
 }
 
 

@@ -164,6 +164,14 @@ KINDS = {
     "reversed_dims": "DenseI64ArrayAttr: the dimensions of the first operand, reversed",
     "random_state": "operand: the program's random state [seed, calls], plus a `stream` I64Attr "
                     "numbering the random ops",
+    "const": "operand: a 0-d constant `extra` in the operand dtype (no aten argument)",
+    "indices": "operand: integer positions along dim `extra` of the first operand (all its "
+               "elements when empty); constant ones are range-checked at trace time",
+    "lit_str": "StrAttr with the fixed value `extra` (no aten argument)",
+    "lit_bool": "BoolAttr with the fixed value `extra` (no aten argument)",
+    "index_list": "variadic operands from a `Tensor?[]` of indices, plus DenseI64ArrayAttr "
+                  "`extra`: the input dims they index; constant bool masks become their "
+                  "nonzero positions",
 }
 
 
@@ -223,6 +231,26 @@ def Index(name: str, dim_arg: str) -> Arg:
     return Arg("index", name, dim_arg)
 
 
+def Const(value: str) -> Arg:
+    return Arg("const", "", value)
+
+
+def Idx(name: str, dim_arg: str = "") -> Arg:
+    return Arg("indices", name, dim_arg)
+
+
+def IndexList(name: str, dims_attr: str = "dims") -> Arg:
+    return Arg("index_list", name, dims_attr)
+
+
+def LitStr(value: str) -> Arg:
+    return Arg("lit_str", "", value)
+
+
+def LitBool(value: bool) -> Arg:
+    return Arg("lit_bool", "", "true" if value else "false")
+
+
 # Type promotion applied to tensor/scalar operands before the dialect op:
 #   "none"   operands are passed through unchanged
 #   "result" operands are cast to the result dtype (arithmetic ops)
@@ -277,6 +305,13 @@ def _reduce(name: str, op: str, dim_overload: str) -> list[Aten]:
         return [Aten(name, op, _over("dim"), promote="result")]
     return [Aten(name, op, _over(""), promote="result"),
             Aten(f"{name}.{dim_overload}", op, _over("dim"), promote="result")]
+
+
+def _scales(n: int) -> dict[str, Arg]:
+    """The `scales*` arguments of an n-d upsample op, as the dialect's scale_d/h/w."""
+    if n == 1:
+        return {"scale_w": F("scales")}
+    return {f"scale_{d}": F(f"scales_{d}") for d in "dhw"[3 - n:]}
 
 
 ATEN: list[Aten] = [
@@ -492,4 +527,100 @@ ATEN: list[Aten] = [
                                        "index": Index("index", "dim")}),
     Aten("cat", "cat", {"inputs": TList("tensors"), "dim": Dim("dim")}, promote="result"),
     Aten("embedding", "embedding", {"weight": T("weight"), "indices": T("indices")}),
+    Aten("narrow_copy", "slice", {"input": T("self"), "dim": Dim("dim"),
+                                  "start": Index("start", "dim")}),
+    Aten("unfold_copy", "unfold", {"input": T("self"), "dim": Dim("dimension"),
+                                   "size": I("size"), "step": I("step")}),
+    Aten("unfold", "unfold", {"input": T("self"), "dim": Dim("dimension"), "size": I("size"),
+                              "step": I("step")},
+         note="reaches the backend inside unfold_copy; captured as a copy"),
+    Aten("diagonal_copy", "diagonal", {"input": T("self"), "offset": I("offset"),
+                                       "dim1": Dim("dim1"), "dim2": Dim("dim2")}),
+    Aten("diag_embed", "diag_embed", {"input": T("self"), "offset": I("offset"),
+                                      "dim1": I("dim1"), "dim2": I("dim2")}),
+    # ---- reordering, tiling, padding
+    Aten("flip", "flip", {"input": T("self"), "dims": Dims("dims")}),
+    Aten("roll", "roll", {"input": T("self"), "shifts": Ints("shifts"), "dims": Dims("dims")}),
+    Aten("repeat", "tile", {"input": T("self")}),
+    Aten("channel_shuffle", "channel_shuffle", {"input": T("self"), "groups": I("groups")}),
+    Aten("constant_pad_nd", "pad", {"input": T("self"), "value": Scalar("value"),
+                                    "pad": Ints("pad"), "mode": LitStr("constant")},
+         promote="result"),
+    Aten("_pad_circular", "pad", {"input": T("self"), "pad": Ints("pad"),
+                                  "mode": LitStr("circular")}, reaches_backend=True,
+         note="F.pad(mode='circular'), captured whole"),
+    *[Aten(f"{kind}_pad{n}d", "pad", {"input": T("self"), "pad": Ints("padding"),
+                                      "mode": LitStr(mode)})
+      for kind, mode in (("reflection", "reflect"), ("replication", "replicate"))
+      for n in (1, 2, 3)],
+    Aten("tril", "triangle", {"input": T("self"), "diagonal": I("diagonal"),
+                              "upper": LitBool(False)}),
+    Aten("triu", "triangle", {"input": T("self"), "diagonal": I("diagonal"),
+                              "upper": LitBool(True)}),
+    Aten("im2col", "im2col", {"input": T("self"), "kernel_size": Ints("kernel_size"),
+                              "dilation": Ints("dilation"), "padding": Ints("padding"),
+                              "stride": Ints("stride")}),
+    # ---- indexing (indices computed by the model are wrapped and clamped into range;
+    #      constant ones are checked at trace time)
+    Aten("gather", "gather", {"input": T("self"), "index": Idx("index", "dim"),
+                              "dim": Dim("dim")}),
+    Aten("index_select", "index", {"input": T("self"), "indices": Idx("index", "dim"),
+                                   "dims": Dims("dim")}),
+    Aten("index.Tensor", "index", {"input": T("self"), "indices": IndexList("indices")},
+         note="bool masks only when constant"),
+    Aten("take", "take", {"input": T("self"), "index": Idx("index")}),
+    Aten("scatter.src", "scatter", {"input": T("self"), "index": Idx("index", "dim"),
+                                    "src": T("src"), "dim": Dim("dim")}, promote="result"),
+    Aten("scatter.value", "scatter", {"input": T("self"), "index": Idx("index", "dim"),
+                                      "src": Scalar("value"), "dim": Dim("dim")},
+         promote="result"),
+    Aten("scatter.reduce", "scatter", {"input": T("self"), "index": Idx("index", "dim"),
+                                       "src": T("src"), "dim": Dim("dim"),
+                                       "reduce": Str("reduce")}, promote="result"),
+    Aten("scatter.value_reduce", "scatter",
+         {"input": T("self"), "index": Idx("index", "dim"), "src": Scalar("value"),
+          "dim": Dim("dim"), "reduce": Str("reduce")}, promote="result"),
+    Aten("scatter_add", "scatter", {"input": T("self"), "index": Idx("index", "dim"),
+                                    "src": T("src"), "dim": Dim("dim"),
+                                    "reduce": LitStr("sum")}, promote="result"),
+    Aten("scatter_reduce.two", "scatter",
+         {"input": T("self"), "index": Idx("index", "dim"), "src": T("src"), "dim": Dim("dim"),
+          "reduce": Str("reduce"), "include_self": B("include_self")}, promote="result"),
+    Aten("index_put", "index_put", {"input": T("self"), "values": T("values"),
+                                    "indices": IndexList("indices"),
+                                    "accumulate": B("accumulate")}, promote="result"),
+    Aten("_index_put_impl", "index_put", {"input": T("self"), "values": T("values"),
+                                          "indices": IndexList("indices"),
+                                          "accumulate": B("accumulate")}, promote="result"),
+    Aten("index_add", "index_put", {"input": T("self"), "values": T("source"),
+                                    "indices": Idx("index", "dim"), "dims": Dims("dim"),
+                                    "accumulate": LitBool(True), "alpha": F("alpha")},
+         promote="result"),
+    Aten("index_copy", "index_put", {"input": T("self"), "values": T("source"),
+                                     "indices": Idx("index", "dim"), "dims": Dims("dim")},
+         promote="result"),
+    Aten("index_fill.int_Scalar", "index_put",
+         {"input": T("self"), "values": Scalar("value"), "indices": Idx("index", "dim"),
+          "dims": Dims("dim")}, promote="result"),
+    Aten("index_fill.int_Tensor", "index_put",
+         {"input": T("self"), "values": T("value"), "indices": Idx("index", "dim"),
+          "dims": Dims("dim")}, promote="result"),
+    Aten("masked_scatter", "masked_scatter", {"input": T("self"), "mask": Mask("mask"),
+                                              "source": T("source")}, promote="result"),
+    # ---- resampling (F.interpolate)
+    *[Aten(f"{prefix}{n}d", "upsample",
+           {"input": T("self"), "mode": LitStr(mode), **_scales(n)})
+      for prefix, mode in (("upsample_nearest", "nearest"),
+                           ("_upsample_nearest_exact", "nearest_exact"))
+      for n in (1, 2, 3)],
+    *[Aten(name, "upsample", {"input": T("self"), "mode": LitStr(mode),
+                              "align_corners": B("align_corners"), **_scales(n)})
+      for name, mode, n in (("upsample_linear1d", "linear", 1),
+                            ("upsample_bilinear2d", "linear", 2),
+                            ("upsample_trilinear3d", "linear", 3),
+                            ("upsample_bicubic2d", "cubic", 2))],
+    # ---- filling tensors computed by the model (constructors are evaluated on the host)
+    Aten("fill.Scalar", "expand", {"input": Scalar("value")}, promote="result"),
+    Aten("fill.Tensor", "expand", {"input": T("value")}, promote="result"),
+    Aten("zero", "expand", {"input": Const("0")}, promote="result"),
 ]

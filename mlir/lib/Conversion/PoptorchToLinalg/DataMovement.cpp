@@ -4,10 +4,15 @@
 // expand -> linalg.broadcast, slice/select -> tensor.extract_slice,
 // cat -> tensor.insert_slice chain, embedding -> linalg.generic with
 // tensor.extract.
+// flip, roll, tile, pad, triangle, diagonal, diag_embed, unfold,
+// channel_shuffle and im2col are gathers: one linalg.generic over the result
+// whose body computes the source position from the loop indices and reads it
+// with tensor.extract (positions outside the input give zero where the op
+// says so).
 // None of these computes on elements, so every element type (ui8 too) works.
 //
 //===----------------------------------------------------------------------===//
-#include "Conversion/PoptorchToLinalg/Patterns.h"
+#include "Conversion/PoptorchToLinalg/IndexMath.h"
 
 using namespace mlir;
 using namespace mlir::poptorch;
@@ -186,11 +191,251 @@ struct EmbeddingLowering : public OpConversionPattern<EmbeddingOp> {
   }
 };
 
+/// A gather from `input` into a result of type `resTy`: `src` maps the
+/// result position to the input position and an optional "in bounds"
+/// condition (positions out of bounds are clamped and give zero).
+static Value gatherFrom(
+    OpBuilder &b, Location loc, Value input, RankedTensorType resTy,
+    function_ref<Value(IndexMath &, ValueRange, SmallVector<Value> &)> src,
+    Value fill = {}) {
+  auto inShape = getTensorType(input).getShape();
+  return createIndexedGeneric(
+      b, loc, resTy, {}, {},
+      [&](OpBuilder &nb, Location nloc, ValueRange ivs, ValueRange) {
+        IndexMath m{nb, nloc};
+        SmallVector<Value> pos;
+        Value valid = src(m, ivs, pos);
+        if (valid)
+          for (auto [i, p] : llvm::enumerate(pos))
+            p = m.clamp(p, inShape[i]);
+        Value v = tensor::ExtractOp::create(nb, nloc, input, pos);
+        if (valid && fill)
+          return m.select(
+              valid, v,
+              tensor::ExtractOp::create(nb, nloc, fill, ValueRange{}));
+        return valid ? m.selectOrZero(valid, v) : v;
+      });
+}
+
+template <typename OpTy>
+struct GatherLowering : public OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  using Adaptor = typename OpTy::Adaptor;
+  LogicalResult
+  matchAndRewrite(OpTy op, Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value input = adaptor.getInput();
+    auto in = getTensorType(input).getShape();
+    RankedTensorType resTy = op.getType();
+    Value fill;
+    if constexpr (std::is_same_v<OpTy, PadOp>)
+      fill = adaptor.getValue();
+    rewriter.replaceOp(
+        op, gatherFrom(
+                rewriter, op.getLoc(), input, resTy,
+                [&](IndexMath &m, ValueRange ivs, SmallVector<Value> &pos) {
+                  return source(op, m, in, resTy.getShape(), ivs, pos);
+                },
+                fill));
+    return success();
+  }
+
+  /// The input position of result position `ivs`; returns a validity
+  /// condition, or null when every position is in bounds.
+  static Value source(OpTy op, IndexMath &m, ArrayRef<int64_t> in,
+                      ArrayRef<int64_t> out, ValueRange ivs,
+                      SmallVector<Value> &pos);
+};
+
+template <>
+Value GatherLowering<FlipOp>::source(FlipOp op, IndexMath &m,
+                                     ArrayRef<int64_t> in, ArrayRef<int64_t>,
+                                     ValueRange ivs, SmallVector<Value> &pos) {
+  pos.assign(ivs.begin(), ivs.end());
+  for (int64_t d : op.getDims())
+    if (!in.empty())
+      pos[d] = m.sub(m.c(in[d] - 1), ivs[d]);
+  return {};
+}
+
+template <>
+Value GatherLowering<RollOp>::source(RollOp op, IndexMath &m,
+                                     ArrayRef<int64_t> in, ArrayRef<int64_t>,
+                                     ValueRange ivs, SmallVector<Value> &pos) {
+  auto rolled = [&](Value i, int64_t shift, int64_t size) {
+    if (size == 0)
+      return i;
+    int64_t s = ((shift % size) + size) % size;
+    return m.rem(m.add(i, size - s), size);
+  };
+  pos.assign(ivs.begin(), ivs.end());
+  if (!op.getDims().empty()) {
+    for (auto [shift, d] : llvm::zip(op.getShifts(), op.getDims()))
+      pos[d] = rolled(ivs[d], shift, in[d]);
+    return {};
+  }
+  // The flattened tensor rolls: linearize, roll, delinearize.
+  int64_t numel = 1;
+  for (int64_t s : in)
+    numel *= s;
+  Value lin = m.c(0);
+  for (auto [i, s] : llvm::enumerate(in))
+    lin = m.add(m.mul(lin, s), ivs[i]);
+  lin = rolled(lin, op.getShifts()[0], numel);
+  for (int64_t i = in.size(); i-- > 0;) {
+    pos[i] = in[i] ? m.rem(lin, in[i]) : lin;
+    lin = m.div(lin, std::max<int64_t>(in[i], 1));
+  }
+  return {};
+}
+
+template <>
+Value GatherLowering<TileOp>::source(TileOp, IndexMath &m, ArrayRef<int64_t> in,
+                                     ArrayRef<int64_t> out, ValueRange ivs,
+                                     SmallVector<Value> &pos) {
+  int64_t off = out.size() - in.size();
+  for (size_t j = 0; j < in.size(); ++j)
+    pos.push_back(in[j] == out[off + j] ? ivs[off + j]
+                                        : m.rem(ivs[off + j], in[j]));
+  return {};
+}
+
+template <>
+Value GatherLowering<PadOp>::source(PadOp op, IndexMath &m,
+                                    ArrayRef<int64_t> in, ArrayRef<int64_t>,
+                                    ValueRange ivs, SmallVector<Value> &pos) {
+  pos.assign(ivs.begin(), ivs.end());
+  auto pad = op.getPad();
+  StringRef mode = op.getMode();
+  Value valid;
+  for (size_t k = 0; k < pad.size() / 2; ++k) {
+    size_t d = in.size() - 1 - k;
+    int64_t n = in[d];
+    Value j = m.add(ivs[d], -pad[2 * k]);
+    if (mode == "constant") {
+      Value inside = m.inRange(j, n);
+      valid = valid ? m.land(valid, inside) : inside;
+    } else if (mode == "replicate") {
+      j = m.clamp(j, n);
+    } else if (mode == "reflect") {
+      // -j before the start, 2 (n - 1) - j past the end.
+      j = m.select(m.lt(j, m.c(0)), m.sub(m.c(0), j), j);
+      j = m.select(m.ge(j, m.c(n)), m.sub(m.c(2 * (n - 1)), j), j);
+    } else { // circular
+      j = m.select(m.lt(j, m.c(0)), m.add(j, n), j);
+      j = m.select(m.ge(j, m.c(n)), m.add(j, -n), j);
+    }
+    pos[d] = j;
+  }
+  return valid;
+}
+
+template <>
+Value GatherLowering<TriangleOp>::source(TriangleOp op, IndexMath &m,
+                                         ArrayRef<int64_t> in,
+                                         ArrayRef<int64_t>, ValueRange ivs,
+                                         SmallVector<Value> &pos) {
+  pos.assign(ivs.begin(), ivs.end());
+  size_t r = in.size();
+  // col - row against the diagonal: tril keeps <=, triu keeps >=.
+  Value diff = m.sub(ivs[r - 1], ivs[r - 2]);
+  Value k = m.c(op.getDiagonal());
+  return op.getUpper() ? m.ge(diff, k) : m.ge(k, diff);
+}
+
+template <>
+Value GatherLowering<DiagonalOp>::source(DiagonalOp op, IndexMath &m,
+                                         ArrayRef<int64_t> in,
+                                         ArrayRef<int64_t>, ValueRange ivs,
+                                         SmallVector<Value> &pos) {
+  int64_t d1 = op.getDim1(), d2 = op.getDim2(), off = op.getOffset();
+  Value k = ivs.back();
+  size_t next = 0;
+  for (int64_t d = 0; d < (int64_t)in.size(); ++d) {
+    if (d == d1)
+      pos.push_back(m.add(k, std::max<int64_t>(-off, 0)));
+    else if (d == d2)
+      pos.push_back(m.add(k, std::max<int64_t>(off, 0)));
+    else
+      pos.push_back(ivs[next++]);
+  }
+  return {};
+}
+
+template <>
+Value GatherLowering<DiagEmbedOp>::source(DiagEmbedOp op, IndexMath &m,
+                                          ArrayRef<int64_t> in,
+                                          ArrayRef<int64_t> out, ValueRange ivs,
+                                          SmallVector<Value> &pos) {
+  int64_t rank = out.size(), off = op.getOffset();
+  int64_t d1 = (int64_t)op.getDim1() < 0 ? op.getDim1() + rank : op.getDim1();
+  int64_t d2 = (int64_t)op.getDim2() < 0 ? op.getDim2() + rank : op.getDim2();
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != d1 && d != d2)
+      pos.push_back(ivs[d]);
+  // (a, b) in the (dim1, dim2) plane is on the diagonal when b - a = offset.
+  Value a = ivs[d1], b = ivs[d2];
+  pos.push_back(off >= 0 ? a : b);
+  return m.eq(m.sub(b, a), m.c(off));
+}
+
+template <>
+Value GatherLowering<UnfoldOp>::source(UnfoldOp op, IndexMath &m,
+                                       ArrayRef<int64_t> in, ArrayRef<int64_t>,
+                                       ValueRange ivs,
+                                       SmallVector<Value> &pos) {
+  if (in.empty())
+    return {};
+  ValueRange head = ivs.drop_back();
+  pos.assign(head.begin(), head.end());
+  int64_t d = op.getDim();
+  pos[d] = m.add(m.mul(ivs[d], op.getStep()), ivs.back());
+  return {};
+}
+
+template <>
+Value GatherLowering<ChannelShuffleOp>::source(
+    ChannelShuffleOp op, IndexMath &m, ArrayRef<int64_t> in, ArrayRef<int64_t>,
+    ValueRange ivs, SmallVector<Value> &pos) {
+  // Output channel a * groups + b is input channel b * (C / groups) + a.
+  int64_t g = op.getGroups(), perGroup = in[1] / g;
+  pos.assign(ivs.begin(), ivs.end());
+  pos[1] = m.add(m.mul(m.rem(ivs[1], g), perGroup), m.div(ivs[1], g));
+  return {};
+}
+
+template <>
+Value GatherLowering<Im2colOp>::source(Im2colOp op, IndexMath &m,
+                                       ArrayRef<int64_t> in, ArrayRef<int64_t>,
+                                       ValueRange ivs,
+                                       SmallVector<Value> &pos) {
+  bool batched = in.size() == 4;
+  int64_t H = in[in.size() - 2], W = in.back();
+  auto k = op.getKernelSize(), dil = op.getDilation(), pad = op.getPadding(),
+       st = op.getStride();
+  int64_t ow = (W + 2 * pad[1] - dil[1] * (k[1] - 1) - 1) / st[1] + 1;
+  Value r = ivs[batched ? 1 : 0], l = ivs[batched ? 2 : 1];
+  Value c = m.div(r, k[0] * k[1]);
+  Value ki = m.rem(m.div(r, k[1]), k[0]), kj = m.rem(r, k[1]);
+  Value oy = m.div(l, ow), ox = m.rem(l, ow);
+  Value y = m.add(m.add(m.mul(oy, st[0]), -pad[0]), m.mul(ki, dil[0]));
+  Value x = m.add(m.add(m.mul(ox, st[1]), -pad[1]), m.mul(kj, dil[1]));
+  if (batched)
+    pos.push_back(ivs[0]);
+  pos.append({c, y, x});
+  return m.land(m.inRange(y, H), m.inRange(x, W));
+}
+
 } // namespace
 
 void mlir::poptorch::populateDataMovementPatterns(RewritePatternSet &patterns) {
   patterns
       .add<ReshapeLowering, PermuteLowering, TransposeLowering, ExpandLowering,
-           SliceLowering, SelectLowering, CatLowering, EmbeddingLowering>(
+           SliceLowering, SelectLowering, CatLowering, EmbeddingLowering,
+           GatherLowering<FlipOp>, GatherLowering<RollOp>,
+           GatherLowering<TileOp>, GatherLowering<PadOp>,
+           GatherLowering<TriangleOp>, GatherLowering<DiagonalOp>,
+           GatherLowering<DiagEmbedOp>, GatherLowering<UnfoldOp>,
+           GatherLowering<ChannelShuffleOp>, GatherLowering<Im2colOp>>(
           patterns.getContext());
 }

@@ -97,6 +97,21 @@ Value createElementwiseGeneric(
 /// named linalg convolution and pooling ops.
 DenseIntElementsAttr getI64Elements(OpBuilder &b, ArrayRef<int64_t> values);
 
+/// A linalg.generic over `resTy` whose body `fn` gets the loop indices (as
+/// `index` values) and one element of each of `inputs` (read through `maps`,
+/// one per input) and returns the result element. Gathers read other tensors
+/// with tensor.extract at positions computed from the indices.
+Value createIndexedGeneric(
+    OpBuilder &b, Location loc, RankedTensorType resTy, ValueRange inputs,
+    ArrayRef<AffineMap> maps,
+    function_ref<Value(OpBuilder &, Location, ValueRange ivs, ValueRange args)>
+        fn);
+
+/// An element of an integer index tensor as an `index` in [0, size):
+/// negative values count from the end, out-of-range ones are clamped (a
+/// compiled program cannot raise; constant indices are checked at capture).
+Value indexFromElement(OpBuilder &b, Location loc, Value elem, int64_t size);
+
 //===----------------------------------------------------------------------===//
 // Pattern entry points, one per op family
 //===----------------------------------------------------------------------===//
@@ -109,6 +124,8 @@ void populateReductionPatterns(RewritePatternSet &patterns);
 /// Scans and sorts (ScanSort.cpp); added by populateReductionPatterns.
 void populateScanSortPatterns(RewritePatternSet &patterns);
 void populateDataMovementPatterns(RewritePatternSet &patterns);
+void populateIndexingPatterns(RewritePatternSet &patterns);
+void populateResamplePatterns(RewritePatternSet &patterns);
 
 /// The rewrites of `poptorch-decompose` (defined in
 /// lib/Transforms/Decompose.cpp); the lowering runs them first so that it

@@ -39,7 +39,8 @@ struct ConvertPoptorchToLinalgPass
     ConversionTarget target(*ctx);
     target.addIllegalDialect<PoptorchDialect>();
     target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,
-                           arith::ArithDialect, math::MathDialect>();
+                           arith::ArithDialect, math::MathDialect,
+                           scf::SCFDialect>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
 
     RewritePatternSet patterns(ctx);
@@ -49,6 +50,8 @@ struct ConvertPoptorchToLinalgPass
     populateRandomPatterns(patterns);
     populateReductionPatterns(patterns);
     populateDataMovementPatterns(patterns);
+    populateIndexingPatterns(patterns);
+    populateResamplePatterns(patterns);
 
     // Our patterns already said why an op cannot be lowered; drop the
     // driver's generic follow-up error at the same location.

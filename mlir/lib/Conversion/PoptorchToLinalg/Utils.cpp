@@ -258,3 +258,47 @@ DenseIntElementsAttr mlir::poptorch::getI64Elements(OpBuilder &b,
   auto ty = RankedTensorType::get({(int64_t)values.size()}, b.getI64Type());
   return DenseIntElementsAttr::get(ty, values);
 }
+
+Value mlir::poptorch::createIndexedGeneric(
+    OpBuilder &b, Location loc, RankedTensorType resTy, ValueRange inputs,
+    ArrayRef<AffineMap> maps,
+    function_ref<Value(OpBuilder &, Location, ValueRange, ValueRange)> fn) {
+  // Nothing to compute (and zero-size index tensors need no reads).
+  if (resTy.getNumElements() == 0)
+    return createEmpty(b, loc, resTy);
+  int64_t rank = resTy.getRank();
+  SmallVector<AffineMap> allMaps(maps);
+  allMaps.push_back(b.getMultiDimIdentityMap(rank));
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  Value init = createEmpty(b, loc, resTy);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{resTy}, inputs, ValueRange{init}, allMaps, iters,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        SmallVector<Value> ivs;
+        for (int64_t i = 0; i < rank; ++i)
+          ivs.push_back(linalg::IndexOp::create(nb, nloc, i));
+        Value r = fn(nb, nloc, ivs, args.drop_back());
+        linalg::YieldOp::create(nb, nloc, r);
+      });
+  return generic.getResult(0);
+}
+
+Value mlir::poptorch::indexFromElement(OpBuilder &b, Location loc, Value elem,
+                                       int64_t size) {
+  Type t = elem.getType();
+  Value v = scalarToSignless(b, loc, elem);
+  Type i64 = b.getI64Type();
+  if (t.getIntOrFloatBitWidth() < 64)
+    v = hasUnsignedSemantics(t) ? (Value)arith::ExtUIOp::create(b, loc, i64, v)
+                                : (Value)arith::ExtSIOp::create(b, loc, i64, v);
+  Value zero = arith::ConstantIntOp::create(b, loc, i64, 0);
+  Value n = arith::ConstantIntOp::create(b, loc, i64, size);
+  Value neg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, v, zero);
+  v = arith::SelectOp::create(b, loc, neg, arith::AddIOp::create(b, loc, v, n),
+                              v);
+  Value last =
+      arith::ConstantIntOp::create(b, loc, i64, std::max<int64_t>(size - 1, 0));
+  v = arith::MaxSIOp::create(b, loc, arith::MinSIOp::create(b, loc, v, last),
+                             zero);
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+}

@@ -459,6 +459,239 @@ LogicalResult EmbeddingOp::verify() {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Data movement: reordering, padding, indexing, resampling
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifySameElementType(Operation *op, Value in,
+                                           Value result) {
+  if (rtt(in).getElementType() != rtt(result).getElementType())
+    return op->emitOpError("result element type must equal the input's");
+  return success();
+}
+
+static LogicalResult verifyDims(Operation *op, ArrayRef<int64_t> dims,
+                                int64_t rank) {
+  for (int64_t d : dims)
+    if (failed(checkDim(op, d, rank)))
+      return failure();
+  return success();
+}
+
+LogicalResult FlipOp::verify() {
+  if (getInput().getType() != getType())
+    return emitOpError("result type must equal the input type");
+  return verifyDims(*this, getDims(), rtt(getInput()).getRank());
+}
+
+LogicalResult RollOp::verify() {
+  if (getInput().getType() != getType())
+    return emitOpError("result type must equal the input type");
+  if (!getDims().empty() && getDims().size() != getShifts().size())
+    return emitOpError("shifts and dims must have the same length");
+  if (getDims().empty() && getShifts().size() != 1)
+    return emitOpError("a roll of the flattened tensor takes one shift");
+  return verifyDims(*this, getDims(), rtt(getInput()).getRank());
+}
+
+LogicalResult TileOp::verify() {
+  auto in = rtt(getInput()).getShape(), out = getType().getShape();
+  if (in.size() > out.size())
+    return emitOpError("result rank must be at least the input rank");
+  int64_t off = out.size() - in.size();
+  for (size_t i = 0; i < in.size(); ++i)
+    if (in[i] == 0 ? out[off + i] != 0 : out[off + i] % in[i] != 0)
+      return emitOpError("result dim ") << off + i << " is not a multiple of "
+                                        << "input dim " << i;
+  return verifySameElementType(*this, getInput(), getResult());
+}
+
+LogicalResult PadOp::verify() {
+  auto in = rtt(getInput()).getShape(), out = getType().getShape();
+  auto pad = getPad();
+  if (pad.size() % 2 || pad.size() / 2 > in.size() || in.size() != out.size())
+    return emitOpError("pad must hold (before, after) pairs for trailing dims");
+  for (size_t k = 0; k < pad.size() / 2; ++k) {
+    size_t d = in.size() - 1 - k;
+    if (out[d] != in[d] + pad[2 * k] + pad[2 * k + 1] || out[d] < 0)
+      return emitOpError("result dim ") << d << " does not match the padding";
+    if (getMode() == "reflect" &&
+        (pad[2 * k] >= in[d] || pad[2 * k + 1] >= in[d]))
+      return emitOpError("reflect padding must be smaller than the dim");
+    if (getMode() == "circular" &&
+        (pad[2 * k] > in[d] || pad[2 * k + 1] > in[d]))
+      return emitOpError("circular padding must be at most the dim");
+  }
+  if (getMode() != "reflect" && getMode() != "replicate" &&
+      getMode() != "circular" && getMode() != "constant")
+    return emitOpError("mode must be constant, reflect, replicate or circular");
+  if ((getMode() == "constant") != (getValue() != nullptr) ||
+      (getValue() &&
+       (rtt(getValue()).getRank() != 0 ||
+        rtt(getValue()).getElementType() != getType().getElementType())))
+    return emitOpError("constant padding (only) takes a 0-d value of the "
+                       "input's element type");
+  return verifySameElementType(*this, getInput(), getResult());
+}
+
+LogicalResult TriangleOp::verify() {
+  if (getInput().getType() != getType() || getType().getRank() < 2)
+    return emitOpError("input and result must be one type of rank >= 2");
+  return success();
+}
+
+LogicalResult DiagonalOp::verify() {
+  int64_t rank = rtt(getInput()).getRank();
+  if (failed(checkDim(*this, getDim1(), rank)) ||
+      failed(checkDim(*this, getDim2(), rank)) || getDim1() == getDim2())
+    return emitOpError("dim1 and dim2 must be distinct dims of the input");
+  if (getType().getRank() != rank - 1)
+    return emitOpError("result rank must be the input rank - 1");
+  return verifySameElementType(*this, getInput(), getResult());
+}
+
+LogicalResult DiagEmbedOp::verify() {
+  int64_t rank = getType().getRank();
+  int64_t d1 = (int64_t)getDim1() < 0 ? getDim1() + rank : getDim1();
+  int64_t d2 = (int64_t)getDim2() < 0 ? getDim2() + rank : getDim2();
+  if (failed(checkDim(*this, d1, rank)) || failed(checkDim(*this, d2, rank)) ||
+      d1 == d2)
+    return emitOpError("dim1 and dim2 must be distinct dims of the result");
+  if (rtt(getInput()).getRank() != rank - 1)
+    return emitOpError("result rank must be the input rank + 1");
+  return verifySameElementType(*this, getInput(), getResult());
+}
+
+LogicalResult UnfoldOp::verify() {
+  int64_t rank = rtt(getInput()).getRank();
+  if (failed(checkDim(*this, getDim(), rank)))
+    return failure();
+  if (getStep() < 1 || getSize() < 0)
+    return emitOpError("step must be positive and size non-negative");
+  if (getType().getRank() != rank + 1)
+    return emitOpError("result rank must be the input rank + 1");
+  return verifySameElementType(*this, getInput(), getResult());
+}
+
+LogicalResult ChannelShuffleOp::verify() {
+  auto in = rtt(getInput());
+  if (in.getRank() < 2 || getGroups() < 1 || in.getShape()[1] % getGroups())
+    return emitOpError("groups must divide the channels (dim 1)");
+  if (getInput().getType() != getType())
+    return emitOpError("result type must equal the input type");
+  return success();
+}
+
+LogicalResult Im2colOp::verify() {
+  int64_t rank = rtt(getInput()).getRank();
+  if (rank != 3 && rank != 4)
+    return emitOpError("input must be (N,) C, H, W");
+  for (auto arr : {getKernelSize(), getDilation(), getPadding(), getStride()})
+    if (arr.size() != 2)
+      return emitOpError("kernel_size, dilation, padding and stride need 2 "
+                         "entries");
+  return verifySameElementType(*this, getInput(), getResult());
+}
+
+static LogicalResult verifyIndexType(Operation *op, Value index) {
+  if (!isa<IntegerType>(rtt(index).getElementType()) ||
+      rtt(index).getElementType().isInteger(1))
+    return op->emitOpError("indices must be integers");
+  return success();
+}
+
+LogicalResult GatherOp::verify() {
+  int64_t rank = rtt(getInput()).getRank();
+  if (failed(checkDim(*this, getDim(), rank)) ||
+      failed(verifyIndexType(*this, getIndex())))
+    return failure();
+  if (rtt(getIndex()).getShape() != getType().getShape())
+    return emitOpError("result shape must equal the index shape");
+  return verifySameElementType(*this, getInput(), getResult());
+}
+
+LogicalResult IndexOp::verify() {
+  int64_t rank = rtt(getInput()).getRank();
+  if (getIndices().size() != getDims().size() || getDims().empty())
+    return emitOpError("needs one index tensor per indexed dim");
+  for (Value v : getIndices())
+    if (failed(verifyIndexType(*this, v)))
+      return failure();
+  for (size_t i = 0; i < getDims().size(); ++i)
+    if (failed(checkDim(*this, getDims()[i], rank)) ||
+        (i && getDims()[i] <= getDims()[i - 1]))
+      return emitOpError("dims must be increasing input dims");
+  return verifySameElementType(*this, getInput(), getResult());
+}
+
+LogicalResult TakeOp::verify() {
+  if (failed(verifyIndexType(*this, getIndex())))
+    return failure();
+  if (rtt(getIndex()).getShape() != getType().getShape())
+    return emitOpError("result shape must equal the index shape");
+  return verifySameElementType(*this, getInput(), getResult());
+}
+
+LogicalResult ScatterOp::verify() {
+  int64_t rank = rtt(getInput()).getRank();
+  if (failed(checkDim(*this, getDim(), rank)) ||
+      failed(verifyIndexType(*this, getIndex())))
+    return failure();
+  if (getInput().getType() != getType())
+    return emitOpError("result type must equal the input type");
+  if (rtt(getSrc()).getElementType() != getType().getElementType())
+    return emitOpError("src must have the input's element type");
+  if (!llvm::is_contained(ArrayRef<StringRef>{"none", "sum", "prod", "mean",
+                                              "amax", "amin", "add",
+                                              "multiply"},
+                          getReduce()))
+    return emitOpError("unknown reduction ") << getReduce();
+  return success();
+}
+
+LogicalResult IndexPutOp::verify() {
+  int64_t rank = rtt(getInput()).getRank();
+  if (getIndices().size() != getDims().size() || getDims().empty())
+    return emitOpError("needs one index tensor per indexed dim");
+  for (size_t i = 0; i < getDims().size(); ++i)
+    if (failed(checkDim(*this, getDims()[i], rank)) ||
+        failed(verifyIndexType(*this, getIndices()[i])) ||
+        (i && getDims()[i] <= getDims()[i - 1]))
+      return emitOpError("dims must be increasing input dims");
+  if (getInput().getType() != getType())
+    return emitOpError("result type must equal the input type");
+  if (rtt(getValues()).getElementType() != getType().getElementType())
+    return emitOpError("values must have the input's element type");
+  return success();
+}
+
+LogicalResult MaskedScatterOp::verify() {
+  if (getInput().getType() != getType())
+    return emitOpError("result type must equal the input type");
+  if (!broadcastsTo(rtt(getMask()).getShape(), getType().getShape()))
+    return emitOpError("mask must broadcast to the input shape");
+  return verifySameElementType(*this, getSource(), getResult());
+}
+
+LogicalResult UpsampleOp::verify() {
+  auto in = rtt(getInput()), out = getType();
+  int64_t spatial = in.getRank() - 2;
+  if (spatial < 1 || spatial > 3 || out.getRank() != in.getRank() ||
+      in.getShape().take_front(2) != out.getShape().take_front(2))
+    return emitOpError("input and result must be N, C, spatial... with 1-3 "
+                       "spatial dims and equal N, C");
+  StringRef mode = getMode();
+  if (mode != "nearest" && mode != "nearest_exact" && mode != "linear" &&
+      mode != "cubic")
+    return emitOpError("mode must be nearest, nearest_exact, linear or cubic");
+  if ((mode == "linear" || mode == "cubic") &&
+      !isa<FloatType>(in.getElementType()))
+    return emitOpError("interpolation needs a floating-point tensor");
+  if (mode == "cubic" && spatial != 2)
+    return emitOpError("cubic interpolation is 2-D");
+  return verifySameElementType(*this, getInput(), getResult());
+}
+
 #define GET_OP_CLASSES
 #include "poptorch/Dialect/Poptorch/IR/PoptorchOps.cpp.inc"
 

@@ -586,5 +586,195 @@ def Poptorch_RandNormalOp : Poptorch_RandomOp<"rand_normal", "normal with mean a
 def Poptorch_RandExponentialOp : Poptorch_RandomOp<"rand_exponential", "exponential with rate a">;
 def Poptorch_RandBernoulliOp : Poptorch_RandomOp<"rand_bernoulli", "1 with probability p (tensor) or a, else 0">;
 def Poptorch_RandIntOp : Poptorch_RandomOp<"rand_int", "integers uniform in [a, b) (b defaults to the dtype's range)">;
+// Data movement: reordering, padding, indexing, resampling (ops-move family)
+//===----------------------------------------------------------------------===//
+
+def Poptorch_FlipOp : Poptorch_Op<"flip", [Pure]> {
+  let summary = "reverse the order of elements along `dims`";
+  let arguments = (ins Poptorch_Tensor:$input, DenseI64ArrayAttr:$dims);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Poptorch_RollOp : Poptorch_Op<"roll", [Pure]> {
+  let summary = "rotate elements by `shifts[i]` along `dims[i]` (no dims: the flattened tensor)";
+  let arguments = (ins Poptorch_Tensor:$input, DenseI64ArrayAttr:$shifts,
+                       DenseI64ArrayAttr:$dims);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Poptorch_TileOp : Poptorch_Op<"tile", [Pure]> {
+  let summary = "Tensor.repeat: each result dim repeats the aligned input dim (leading dims are new)";
+  let arguments = (ins Poptorch_Tensor:$input);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Poptorch_PadOp : Poptorch_Op<"pad", [Pure]> {
+  let summary = "constant / reflect / replicate / circular padding of the trailing dims";
+  let description = [{
+    `pad` is in torch.nn.functional.pad order: (before, after) pairs starting
+    from the last dim. Negative entries crop. Constant padding fills with the
+    0-d `value`.
+  }];
+  let arguments = (ins Poptorch_Tensor:$input, Optional<Poptorch_Tensor>:$value,
+                       DenseI64ArrayAttr:$pad, StrAttr:$mode);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = [{
+    $input (`value` $value^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Poptorch_TriangleOp : Poptorch_Op<"triangle", [Pure]> {
+  let summary = "tril / triu: zero the elements above (below, if `upper`) diagonal `diagonal`";
+  let arguments = (ins Poptorch_Tensor:$input, I64Attr:$diagonal,
+                       DefaultValuedAttr<BoolAttr, "false">:$upper);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Poptorch_DiagonalOp : Poptorch_Op<"diagonal", [Pure]> {
+  let summary = "the diagonal `offset` of the (dim1, dim2) planes, appended as the last dim";
+  let arguments = (ins Poptorch_Tensor:$input, I64Attr:$offset, I64Attr:$dim1,
+                       I64Attr:$dim2);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Poptorch_DiagEmbedOp : Poptorch_Op<"diag_embed", [Pure]> {
+  let summary = "the last input dim on diagonal `offset` of new (dim1, dim2) planes, zero elsewhere";
+  let description = [{ Negative dim1 / dim2 count from the end of the result's dims. }];
+  let arguments = (ins Poptorch_Tensor:$input, I64Attr:$offset, I64Attr:$dim1,
+                       I64Attr:$dim2);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Poptorch_UnfoldOp : Poptorch_Op<"unfold", [Pure]> {
+  let summary = "Tensor.unfold: windows of `size` every `step` along `dim`, window as last dim";
+  let arguments = (ins Poptorch_Tensor:$input, I64Attr:$dim, I64Attr:$size, I64Attr:$step);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Poptorch_ChannelShuffleOp : Poptorch_Op<"channel_shuffle", [Pure]> {
+  let summary = "dim 1 viewed as (groups, C / groups), transposed and flattened";
+  let arguments = (ins Poptorch_Tensor:$input, I64Attr:$groups);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Poptorch_Im2colOp : Poptorch_Op<"im2col", [Pure]> {
+  let summary = "torch.nn.functional.unfold: sliding (N,) C, H, W blocks as columns";
+  let arguments = (ins Poptorch_Tensor:$input, DenseI64ArrayAttr:$kernel_size,
+                       DenseI64ArrayAttr:$dilation, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$stride);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Poptorch_GatherOp : Poptorch_Op<"gather", [Pure]> {
+  let summary = "torch.gather: result[i] = input[i with dim replaced by index[i]]";
+  let arguments = (ins Poptorch_Tensor:$input, Poptorch_Tensor:$index, I64Attr:$dim);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input `,` $index attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Poptorch_IndexOp : Poptorch_Op<"index", [Pure]> {
+  let summary = "advanced indexing: input dims `dims` indexed by broadcast integer tensors";
+  let description = [{
+    PyTorch's rules: the index tensors broadcast together; if the indexed
+    dims are adjacent, the broadcast shape replaces them in place, otherwise
+    it comes first. Negative indices count from the end. Out-of-range
+    indices computed by the model are clamped (the capture checks constant
+    ones).
+  }];
+  let arguments = (ins Poptorch_Tensor:$input, Variadic<Poptorch_Tensor>:$indices,
+                       DenseI64ArrayAttr:$dims);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input `[` $indices `]` attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Poptorch_TakeOp : Poptorch_Op<"take", [Pure]> {
+  let summary = "torch.take: elements of the flattened input at `index`";
+  let arguments = (ins Poptorch_Tensor:$input, Poptorch_Tensor:$index);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input `,` $index attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Poptorch_ScatterOp : Poptorch_Op<"scatter", [Pure]> {
+  let summary = "torch.scatter / scatter_reduce: src[i] combined into input at index[i] along dim";
+  let description = [{
+    `reduce` is none (assignment), sum (or add), prod (or multiply), mean,
+    amax or amin;
+    `include_self` = false reduces only over the scattered values. `src` may
+    be a 0-d tensor (scatter.value). Runs sequentially in index order.
+  }];
+  let arguments = (ins Poptorch_Tensor:$input, Poptorch_Tensor:$index, Poptorch_Tensor:$src,
+                       I64Attr:$dim, DefaultValuedAttr<StrAttr, "\"none\"">:$reduce,
+                       DefaultValuedAttr<BoolAttr, "true">:$include_self);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = [{
+    $input `[` $index `]` `=` $src attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Poptorch_IndexPutOp : Poptorch_Op<"index_put", [Pure]> {
+  let summary = "input with values written (or added) at advanced indices of dims `dims`";
+  let description = [{
+    The indexed region is the result of poptorch.index with the same indices;
+    `values` broadcasts to it and is multiplied by `alpha` when accumulating.
+  }];
+  let arguments = (ins Poptorch_Tensor:$input, Poptorch_Tensor:$values,
+                       Variadic<Poptorch_Tensor>:$indices, DenseI64ArrayAttr:$dims,
+                       DefaultValuedAttr<BoolAttr, "false">:$accumulate,
+                       DefaultValuedAttr<F64Attr, "1.0">:$alpha);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = [{
+    $input `[` $indices `]` `=` $values attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Poptorch_MaskedScatterOp : Poptorch_Op<"masked_scatter", [Pure]> {
+  let summary = "consecutive elements of `source` written where `mask` is true (row-major)";
+  let arguments = (ins Poptorch_Tensor:$input, Poptorch_BoolTensor:$mask,
+                       Poptorch_Tensor:$source);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input `,` $mask `,` $source attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Poptorch_UpsampleOp : Poptorch_Op<"upsample", [Pure]> {
+  let summary = "interpolation of the trailing spatial dims to the result's size";
+  let description = [{
+    `mode`: nearest, nearest_exact, linear (1-3 spatial dims) or cubic (2).
+    `scale_*` are the user's scale factors (torch uses 1 / scale for the
+    source coordinates when given, else input / output size); `scale_w` is
+    the last dim, `scale_h` the one before, `scale_d` the one before that.
+  }];
+  let arguments = (ins Poptorch_Tensor:$input, StrAttr:$mode,
+                       DefaultValuedAttr<BoolAttr, "false">:$align_corners,
+                       OptionalAttr<F64Attr>:$scale_d, OptionalAttr<F64Attr>:$scale_h,
+                       OptionalAttr<F64Attr>:$scale_w);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
 
 #endif // POPTORCH_OPS_TD
