@@ -18,7 +18,9 @@ def ConvertPoptorchToLinalg : Pass<"convert-poptorch-to-linalg", "ModuleOp"> {
   let summary = "Lower the poptorch dialect to linalg, tensor, arith and math";
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
-    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect"
+    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+    // loops (gcd, zeta) and C library calls (lgamma, hypot) in scalar formulas
+    "::mlir::scf::SCFDialect", "::mlir::func::FuncDialect"
   ];
 }
 
