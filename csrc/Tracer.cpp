@@ -757,9 +757,10 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
     operandDtype = at::native::result_type(state);
   }
   auto scalarOperand = [&](const c10::Scalar &v) {
-    at::Tensor s =
-        at::scalar_tensor(v, at::TensorOptions().dtype(operandDtype.value_or(
-                                 firstOut.scalar_type())));
+    // Converted like eager's kernels convert scalars: a C++ cast that wraps
+    // (int8 + 300 adds 44), not the checked conversion of scalar_tensor.
+    at::Tensor s = at::scalar_tensor(v, at::TensorOptions().dtype(v.type()))
+                       .to(operandDtype.value_or(firstOut.scalar_type()));
     return builder.addConstant(tensorTypeOf(s, opName), s.data_ptr());
   };
 
@@ -848,6 +849,8 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
       addAttr(a.name, attr);
       break;
     case ArgKind::Str:
+      if (iv->isNone()) // `str?`: the dialect attribute's default
+        break;
       attr.kind = AttrValue::Str;
       attr.s = iv->toStringRef();
       addAttr(a.name, attr);

@@ -43,9 +43,13 @@ def gen_td() -> str:
                     for n in e.operand_names()]
         result = "Poptorch_BoolTensor" if e.result == "bool" else "Poptorch_Tensor"
         attrs = []
-        for name, kind in e.attrs:
-            default = {"F64Attr": '"1.0"', "StrAttr": '"\\"none\\""'}[kind]
-            attrs.append(f"DefaultValuedAttr<{kind}, {default}>:${name}")
+        for name, kind, *default in e.attrs:
+            if kind == "OptF64Attr":
+                attrs.append(f"OptionalAttr<F64Attr>:${name}")
+                continue
+            value = default[0] if default else ATTR_DEFAULTS[kind]
+            literal = f'"\\"{value}\\""' if kind == "StrAttr" else f'"{value}"'
+            attrs.append(f"DefaultValuedAttr<{kind}, {literal}>:${name}")
         kinds = dtypes_of(e)
         if e.result == "bool":
             kinds += "; bool result"
@@ -64,6 +68,10 @@ def gen_td() -> str:
             "",
         ]
     return "\n".join(out)
+
+
+# The default of an attribute that the table does not give one.
+ATTR_DEFAULTS = {"F64Attr": "1.0", "I64Attr": "0", "StrAttr": "none"}
 
 
 def dtypes_of(e: table.Elementwise) -> str:
@@ -116,6 +124,12 @@ def gen_formulas() -> str:
             "static bool isIntOnlyElementwise(StringRef name) {",
             "  return llvm::is_contained(ArrayRef<StringRef>{"
             + ", ".join(f'"{e.name}"' for e in table.ELEMENTWISE if e.int_only) + "}, name);",
+            "}", "",
+            "/// f16/bf16 compute in their own type (rounding after every step).",
+            "static bool computesInReducedType(StringRef name) {",
+            "  return llvm::is_contained(ArrayRef<StringRef>{"
+            + ", ".join(f'"{e.name}"' for e in table.ELEMENTWISE if e.reduced_steps)
+            + "}, name);",
             "}", ""]
     return "\n".join(out)
 
@@ -146,6 +160,9 @@ def check_table() -> list[str]:
             errors.append(f"poptorch.{el.name}: arity must be 1, 2 or 3")
         if set(el.bool_operands) - set(el.operand_names()):
             errors.append(f"poptorch.{el.name}: bool_operands names an unknown operand")
+        for attr in el.attrs:
+            if attr[1] not in (*ATTR_DEFAULTS, "OptF64Attr"):
+                errors.append(f"poptorch.{el.name}: unknown attribute kind {attr[1]}")
         if el.float_only and el.int_only:
             errors.append(f"poptorch.{el.name}: float_only and int_only exclude each other")
     known = dialect_ops()

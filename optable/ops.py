@@ -36,7 +36,10 @@ class Elementwise:
     formula: str
     summary: str
     float_only: bool = False  # formula only defined for floating point
-    attrs: tuple[tuple[str, str], ...] = ()  # (name, TableGen attr type)
+    # (name, kind[, default]): kind is F64Attr, I64Attr, StrAttr or OptF64Attr
+    # (absent when the aten argument is None); formulas read them with
+    # b.attrF / b.attrI / b.attrS / b.hasAttr.
+    attrs: tuple[tuple[str, ...], ...] = ()
     int_only: bool = False  # formula only defined for integers and bool (bitwise ops)
     # The result element type: "same" as the (promoted) operands, or "bool"
     # (i1) whatever the operands are (comparisons, logical ops).
@@ -46,6 +49,9 @@ class Elementwise:
     # Operands that are always bool (i1), outside the operands' promoted
     # element type (the condition of `where`); the formula sees them as i1.
     bool_operands: tuple[str, ...] = ()
+    # f16/bf16 compute in their own type, rounding after every step, where
+    # eager's kernel does (instead of once from f32).
+    reduced_steps: bool = False
 
     def operand_names(self) -> tuple[str, ...]:
         if self.operands:
@@ -59,6 +65,14 @@ RESULT_KINDS = ("same", "bool")
 
 def _compare(name: str, formula: str, summary: str) -> Elementwise:
     return Elementwise(name, 2, formula, summary, result="bool")
+
+
+def _math(name: str, formula: str, summary: str, arity: int = 1,
+          operands: tuple[str, ...] = (), attrs: tuple[tuple[str, ...], ...] = (),
+          reduced_steps: bool = False) -> Elementwise:
+    """A floating-point function (integer inputs are promoted by the capture)."""
+    return Elementwise(name, arity, formula, summary, float_only=True, operands=operands,
+                       attrs=attrs, reduced_steps=reduced_steps)
 
 
 ELEMENTWISE: list[Elementwise] = [
@@ -98,6 +112,99 @@ ELEMENTWISE: list[Elementwise] = [
         float_only=True,
         attrs=(("approximate", "StrAttr"),),
     ),
+    *[_math(n, f"b.{n}(x)", summary) for n, summary in (
+        ("sin", "sine"), ("cos", "cosine"), ("tan", "tangent"), ("asin", "arcsine"),
+        ("acos", "arccosine"), ("atan", "arctangent"), ("sinh", "hyperbolic sine"),
+        ("cosh", "hyperbolic cosine"), ("asinh", "inverse hyperbolic sine"),
+        ("acosh", "inverse hyperbolic cosine"), ("atanh", "inverse hyperbolic tangent"),
+        ("exp2", "2 ** x"), ("expm1", "exp(x) - 1, accurate near 0"),
+        ("log2", "base-2 logarithm"), ("log10", "base-10 logarithm"),
+        ("log1p", "log(1 + x), accurate near 0"), ("erfc", "complementary error function"),
+        ("erfinv", "inverse error function"), ("lgamma", "log |Gamma(x)|"),
+        ("digamma", "d/dx log Gamma(x)"), ("i0", "modified Bessel function I0"),
+        ("i1", "modified Bessel function I1"),
+        ("i1e", "exponentially scaled I1: exp(-|x|) I1(x)"),
+        ("ndtri", "inverse of the standard normal CDF"))],
+    _math("i0e", "b.i0e(x)", "exponentially scaled I0: exp(-|x|) I0(x)", reduced_steps=True),
+    _math("sinc", "b.select(b.eq(x, b.cst(0.0)), b.cst(1.0), "
+          "b.div(b.sin(b.mul(x, b.cst(M_PI))), b.mul(x, b.cst(M_PI))))",
+          "sin(pi x) / (pi x), 1 at 0"),
+    _math("deg2rad", "b.mul(x, b.cst(M_PI / 180.0))", "degrees to radians"),
+    _math("rad2deg", "b.mul(x, b.cst(180.0 / M_PI))", "radians to degrees"),
+    _math("angle", "b.select(b.isnan(x), x, b.select(b.lt(x, b.cst(0.0)), b.cst(M_PI), "
+          "b.cst(0.0)))", "argument of a real number: pi for negatives, else 0"),
+    _math("frac", "b.sub(x, b.trunc(x))", "x - trunc(x)"),
+    _math("entr", "b.select(b.isnan(x), x, b.select(b.gt(x, b.cst(0.0)), "
+          "b.neg(b.mul(x, b.log(x))), b.select(b.eq(x, b.cst(0.0)), b.cst(0.0), "
+          "b.cst(-INFINITY))))", "-x log x (0 at 0, -inf for x < 0)"),
+    _math("logit", 'b.log(b.div(b.hasAttr("eps") ? b.min(b.max(x, b.cst(b.attrF("eps"))), '
+          'b.cst(1.0 - b.attrF("eps"))) : x, b.sub(b.cst(1.0), b.hasAttr("eps") ? '
+          'b.min(b.max(x, b.cst(b.attrF("eps"))), b.cst(1.0 - b.attrF("eps"))) : x)))',
+          "log(x / (1 - x)), x clamped to [eps, 1 - eps] when eps is given",
+          attrs=(("eps", "OptF64Attr"),), reduced_steps=True),
+    _math("round_decimals", 'b.attrI("decimals") >= 0 ? '
+          'b.div(b.round(b.mul(x, b.cst(std::pow(10.0, b.attrI("decimals"))))), '
+          'b.cst(std::pow(10.0, b.attrI("decimals")))) : '
+          'b.mul(b.round(b.div(x, b.cst(std::pow(10.0, -b.attrI("decimals"))))), '
+          'b.cst(std::pow(10.0, -b.attrI("decimals"))))',
+          "round half to even at `decimals` decimal digits",
+          attrs=(("decimals", "I64Attr"),)),
+    _math("polygamma", 'b.attrI("n") == 0 ? b.digamma(x) : b.attrI("n") == 1 ? b.trigamma(x) : '
+          'b.mul(b.cst((b.attrI("n") % 2 ? 1.0 : -1.0) * std::tgamma(b.attrI("n") + 1.0)), '
+          'b.zeta(b.cst(b.attrI("n") + 1.0), x))',
+          "n-th derivative of digamma", attrs=(("n", "I64Attr"),)),
+    _math("mvlgamma", 'b.mvlgamma(x, b.attrI("p"))', "multivariate log-gamma of dimension p",
+          attrs=(("p", "I64Attr", "1"),)),
+    # rounding, sign (the identity or exact on integers)
+    Elementwise("floor", 1, "b.floor(x)", "round toward -inf"),
+    Elementwise("ceil", 1, "b.ceil(x)", "round toward +inf"),
+    Elementwise("trunc", 1, "b.trunc(x)", "round toward zero"),
+    Elementwise("round", 1, "b.round(x)", "round half to even"),
+    Elementwise("sign", 1, "b.sign(x)", "-1, 0 or 1 (0 for NaN)"),
+    Elementwise("nan_to_num", 1,
+                'b.select(b.isnan(x), b.cst(b.hasAttr("nan") ? b.attrF("nan") : 0.0), '
+                'b.select(b.isposinf(x), b.hasAttr("posinf") ? b.cst(b.attrF("posinf")) : '
+                'b.maxFinite(), b.select(b.isneginf(x), b.hasAttr("neginf") ? '
+                'b.cst(b.attrF("neginf")) : b.lowestFinite(), x)))',
+                "NaN and infinities replaced (by default with 0 and the dtype's extremes)",
+                attrs=(("nan", "OptF64Attr"), ("posinf", "OptF64Attr"),
+                       ("neginf", "OptF64Attr"))),
+    # float predicates (false for integers)
+    *[Elementwise(n, 1, f"b.{n}(x)", summary, result="bool") for n, summary in (
+        ("isnan", "x is NaN"), ("isinf", "x is +-inf"), ("isposinf", "x is +inf"),
+        ("isneginf", "x is -inf"), ("signbit", "the sign bit is set (-0.0 included)"))],
+    # activations
+    _math("elu", 'b.select(b.gt(x, b.cst(0.0)), b.mul(x, b.cst(b.attrF("scale"))), '
+          'b.mul(b.expm1(b.mul(x, b.cst(b.attrF("input_scale")))), '
+          'b.cst(b.attrF("alpha") * b.attrF("scale"))))',
+          "x > 0 ? scale x : alpha scale (exp(input_scale x) - 1)",
+          attrs=(("alpha", "F64Attr"), ("scale", "F64Attr"), ("input_scale", "F64Attr"))),
+    _math("celu", 'b.select(b.gt(x, b.cst(0.0)), x, b.mul(b.expm1(b.mul(x, '
+          'b.cst(1.0 / b.attrF("alpha")))), b.cst(b.attrF("alpha"))))',
+          "x > 0 ? x : alpha (exp(x / alpha) - 1)", attrs=(("alpha", "F64Attr"),)),
+    _math("leaky_relu", 'b.select(b.gt(x, b.cst(0.0)), x, b.mul(x, b.cst(b.attrF("negative_slope"))))',
+          "x > 0 ? x : negative_slope x", attrs=(("negative_slope", "F64Attr", "0.01"),)),
+    _math("hardsigmoid", "b.div(b.min(b.max(b.add(x, b.cst(3.0)), b.cst(0.0)), b.cst(6.0)), "
+          "b.cst(6.0))", "min(max(x + 3, 0), 6) / 6"),
+    _math("hardswish", "b.div(b.mul(x, b.min(b.max(b.add(x, b.cst(3.0)), b.cst(0.0)), "
+          "b.cst(6.0))), b.cst(6.0))", "x min(max(x + 3, 0), 6) / 6"),
+    _math("hardshrink", 'b.select(b.bitAnd(b.ge(x, b.cst(-b.attrF("lambd"))), '
+          'b.le(x, b.cst(b.attrF("lambd")))), b.cst(0.0), x)',
+          "|x| <= lambd ? 0 : x", attrs=(("lambd", "F64Attr", "0.5"),)),
+    _math("softshrink", 'b.select(b.gt(x, b.cst(b.attrF("lambd"))), '
+          'b.sub(x, b.cst(b.attrF("lambd"))), b.select(b.lt(x, b.cst(-b.attrF("lambd"))), '
+          'b.add(x, b.cst(b.attrF("lambd"))), b.mul(x, b.cst(0.0))))',
+          "x - lambd, x + lambd or 0 (NaN stays NaN)", attrs=(("lambd", "F64Attr", "0.5"),)),
+    _math("softplus", 'b.select(b.gt(b.mul(x, b.cst(b.attrF("beta"))), b.cst(b.attrF("threshold"))), '
+          'x, b.div(b.log1p(b.exp(b.mul(x, b.cst(b.attrF("beta"))))), b.cst(b.attrF("beta"))))',
+          "log(1 + exp(beta x)) / beta, x above the threshold",
+          attrs=(("beta", "F64Attr"), ("threshold", "F64Attr", "20.0"))),
+    _math("mish", "b.mul(x, b.tanh(b.log1p(b.exp(x))))", "x tanh(softplus(x))"),
+    _math("log_sigmoid", "b.sub(b.min(x, b.cst(0.0)), b.log1p(b.exp(b.neg(b.abs(x)))))",
+          "log(sigmoid(x)), stable"),
+    Elementwise("threshold", 1, 'b.select(b.le(x, b.cst(b.attrF("threshold"))), '
+                'b.cst(b.attrF("value")), x)', "x <= threshold ? value : x",
+                attrs=(("threshold", "F64Attr", "0.0"), ("value", "F64Attr", "0.0"))),
     # binary
     Elementwise("add", 2, 'b.add(x, b.mul(y, b.cst(b.attrF("alpha"))))', "x + alpha * y",
                 attrs=(("alpha", "F64Attr"),)),
@@ -107,7 +214,60 @@ ELEMENTWISE: list[Elementwise] = [
     Elementwise("div", 2, "b.div(x, y)", "true division", float_only=True),
     Elementwise("maximum", 2, "b.max(x, y)", "elementwise maximum (NaN-propagating)"),
     Elementwise("minimum", 2, "b.min(x, y)", "elementwise minimum (NaN-propagating)"),
-    Elementwise("pow", 2, "b.pow(x, y)", "x ** y", float_only=True),
+    Elementwise("pow", 2, "b.pow(x, y)",
+                "x ** y (integers: by squaring with wrap-around; negative exponents as eager)"),
+    Elementwise("div_rounded", 2,
+                'b.attrS("rounding_mode") == "trunc" ? b.trunc(b.div(x, y)) : '
+                'b.attrS("rounding_mode") == "floor" ? b.floorDiv(x, y) : b.div(x, y)',
+                "x / y rounded toward zero (trunc), toward -inf (floor) or not at all (none)",
+                attrs=(("rounding_mode", "StrAttr"),)),
+    Elementwise("floor_divide", 2, "b.floorDiv(x, y)", "x / y rounded toward -inf"),
+    Elementwise("fmod", 2, "b.fmod(x, y)", "remainder with the sign of x (C's fmod)"),
+    Elementwise("remainder", 2, "b.remainder(x, y)",
+                "remainder with the sign of y (Python's %)"),
+    Elementwise("fmax", 2, "b.fmax(x, y)", "maximum ignoring NaN"),
+    Elementwise("fmin", 2, "b.fmin(x, y)", "minimum ignoring NaN"),
+    Elementwise("heaviside", 2, "b.select(b.eq(x, b.cst(0.0)), y, "
+                "b.select(b.gt(x, b.cst(0.0)), b.cst(1.0), b.cst(0.0)))",
+                "x == 0 ? y : (x > 0)"),
+    Elementwise("prelu", 2, "b.select(b.gt(x, b.cst(0.0)), x, b.mul(y, x))",
+                "x > 0 ? x : weight x", operands=("input", "weight")),
+    _math("atan2", "b.atan2(x, y)", "atan(x / y) in the quadrant of the point (y, x)",
+          arity=2),
+    _math("copysign", "b.copysign(x, y)", "|x| with the sign of y", arity=2),
+    _math("hypot", "b.hypot(x, y)", "sqrt(x^2 + y^2)", arity=2),
+    _math("nextafter", "b.nextafter(x, y)",
+          "the next value of the dtype after x toward y", arity=2),
+    _math("ldexp", "b.ldexp(x, y)", "x * 2 ** y", arity=2, reduced_steps=True),
+    _math("logaddexp", "b.select(b.bitAnd(b.isinf(x), b.eq(x, y)), x, b.add(b.max(x, y), "
+          "b.log1p(b.exp(b.neg(b.abs(b.sub(x, y)))))))", "log(exp(x) + exp(y))", arity=2),
+    _math("logaddexp2", "b.select(b.bitAnd(b.isinf(x), b.eq(x, y)), x, b.add(b.max(x, y), "
+          "b.mul(b.log1p(b.exp2(b.neg(b.abs(b.sub(x, y))))), b.cst(1.0 / M_LN2))))",
+          "log2(2 ** x + 2 ** y)", arity=2),
+    _math("xlogy", "b.select(b.isnan(y), y, b.select(b.eq(x, b.cst(0.0)), b.cst(0.0), "
+          "b.mul(x, b.log(y))))", "x log(y), 0 where x == 0 (unless y is NaN)", arity=2),
+    _math("xlog1py", "b.select(b.isnan(y), y, b.select(b.eq(x, b.cst(0.0)), b.cst(0.0), "
+          "b.mul(x, b.log1p(y))))", "x log(1 + y), 0 where x == 0 (unless y is NaN)",
+          arity=2),
+    _math("zeta", "b.zeta(x, y)", "Hurwitz zeta function", arity=2),
+    Elementwise("shift_left", 2, "b.shl(x, y)", "x << y (0 past the bit width)",
+                int_only=True),
+    Elementwise("shift_right", 2, "b.shr(x, y)",
+                "x >> y, arithmetic for signed types (sign fill past the bit width)",
+                int_only=True),
+    Elementwise("gcd", 2, "b.gcd(x, y)", "greatest common divisor", int_only=True),
+    Elementwise("lcm", 2, "b.lcm(x, y)", "least common multiple", int_only=True),
+    # ternary
+    _math("lerp", "b.select(b.lt(b.abs(z), b.cst(0.5)), b.add(x, b.mul(z, b.sub(y, x))), "
+          "b.sub(y, b.mul(b.sub(y, x), b.sub(b.cst(1.0), z))))",
+          "x + weight (end - x), from the nearer end", arity=3,
+          operands=("input", "end", "weight")),
+    Elementwise("addcmul", 3, 'b.add(x, b.mul(b.mul(b.cst(b.attrF("value")), y), z))',
+                "input + value tensor1 tensor2", operands=("input", "tensor1", "tensor2"),
+                attrs=(("value", "F64Attr"),)),
+    _math("addcdiv", 'b.add(x, b.div(b.mul(b.cst(b.attrF("value")), y), z))',
+          "input + value tensor1 / tensor2", arity=3,
+          operands=("input", "tensor1", "tensor2"), attrs=(("value", "F64Attr"),)),
     # comparisons: operands share the promoted type, the result is bool; every
     # ordered comparison with NaN is false, `ne` with NaN is true
     _compare("eq", "b.eq(x, y)", "x == y"),
@@ -273,11 +433,19 @@ class Aten:
     reaches_backend: bool = False
 
 
-def _binary(schema: str, op: str, rhs: Arg, alpha: bool = False, swap: bool = False) -> Aten:
-    lhs = T("self")
-    args = {"lhs": rhs, "rhs": lhs} if swap else {"lhs": lhs, "rhs": rhs}
+def _binary(schema: str, op: str, rhs: Arg, alpha: bool = False, swap: bool = False,
+            rhs_name: str = "other", rounding: bool = False) -> Aten:
+    """lhs = self, rhs = `rhs`; `swap` for the Scalar-self overloads, whose
+    `rhs` converter reads `self` and whose tensor operand is `rhs_name`."""
+    if swap:
+        args = {"lhs": rhs, "rhs": T(rhs_name)} if rhs.aten == "self" else {"lhs": rhs,
+                                                                           "rhs": T("self")}
+    else:
+        args = {"lhs": T("self"), "rhs": rhs}
     if alpha:
         args["alpha"] = F("alpha")
+    if rounding:
+        args["rounding_mode"] = Str("rounding_mode")
     return Aten(schema, op, args, promote="result")
 
 
@@ -320,6 +488,37 @@ ATEN: list[Aten] = [
       for n in ("neg", "abs", "relu", "exp", "log", "sqrt", "rsqrt", "reciprocal", "erf", "tanh",
                 "sigmoid", "silu")],
     Aten("gelu", "gelu", {"input": T("self"), "approximate": Str("approximate")}, promote="result"),
+    *[Aten(n, n, {"input": T("self")}, promote="result")
+      for n in ("sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
+                "atanh", "exp2", "expm1", "log2", "log10", "log1p", "erfc", "erfinv", "lgamma",
+                "digamma", "i0", "sinc", "deg2rad", "rad2deg", "angle", "frac", "floor", "ceil",
+                "trunc", "round", "sign", "hardsigmoid", "hardswish", "mish")],
+    *[Aten(f"special_{n}", n, {"input": T("self")}, promote="result")
+      for n in ("i0e", "i1", "i1e", "ndtri", "entr")],
+    Aten("sgn", "sign", {"input": T("self")}, promote="result"),
+    Aten("round.decimals", "round_decimals", {"input": T("self"), "decimals": I("decimals")},
+         promote="result"),
+    Aten("logit", "logit", {"input": T("self"), "eps": F("eps")}, promote="result"),
+    Aten("polygamma", "polygamma", {"input": T("self"), "n": I("n")}, promote="result"),
+    Aten("mvlgamma", "mvlgamma", {"input": T("self"), "p": I("p")}, promote="result"),
+    Aten("nan_to_num", "nan_to_num", {"input": T("self"), "nan": F("nan"), "posinf": F("posinf"),
+                                      "neginf": F("neginf")}, promote="result"),
+    *[_common(n, n, None) for n in ("isnan", "isinf", "isposinf", "isneginf", "signbit")],
+    # ---- elementwise, activations
+    Aten("elu", "elu", {"input": T("self"), "alpha": F("alpha"), "scale": F("scale"),
+                        "input_scale": F("input_scale")}, promote="result"),
+    Aten("celu", "celu", {"input": T("self"), "alpha": F("alpha")}, promote="result"),
+    Aten("leaky_relu", "leaky_relu", {"input": T("self"), "negative_slope": F("negative_slope")},
+         promote="result"),
+    Aten("hardshrink", "hardshrink", {"input": T("self"), "lambd": F("lambd")}, promote="result"),
+    Aten("softshrink", "softshrink", {"input": T("self"), "lambd": F("lambd")}, promote="result"),
+    Aten("softplus", "softplus", {"input": T("self"), "beta": F("beta"),
+                                  "threshold": F("threshold")}, promote="result"),
+    Aten("threshold", "threshold", {"input": T("self"), "threshold": F("threshold"),
+                                    "value": F("value")}, promote="result"),
+    Aten("log_sigmoid_forward", "log_sigmoid", {"input": T("self")}, promote="result",
+         note="the buffer result (for the backward pass) is not computed"),
+    Aten("_prelu_kernel", "prelu", {"input": T("self"), "weight": T("weight")}, promote="result"),
     # ---- elementwise, binary
     _binary("add.Tensor", "add", T("other"), alpha=True),
     _binary("add.Scalar", "add", Scalar("other"), alpha=True),
@@ -339,6 +538,39 @@ ATEN: list[Aten] = [
     _binary("clamp_min.Tensor", "maximum", T("min")),
     _binary("clamp_max", "minimum", Scalar("max")),
     _binary("clamp_max.Tensor", "minimum", T("max")),
+    _binary("pow.Scalar", "pow", Scalar("self"), swap=True, rhs_name="exponent"),
+    *[_binary(f"div.{o}_mode", "div_rounded", T("other") if o == "Tensor" else Scalar("other"),
+              rounding=True) for o in ("Tensor", "Scalar")],
+    _binary("floor_divide", "floor_divide", T("other")),
+    _binary("floor_divide.Scalar", "floor_divide", Scalar("other")),
+    *[_binary(f"{n}.{o}", n, T("other") if o == "Tensor" else Scalar("other"))
+      for n in ("fmod", "remainder", "copysign") for o in ("Tensor", "Scalar")],
+    _binary("remainder.Scalar_Tensor", "remainder", Scalar("self"), swap=True),
+    *[_binary(n, n, T("other")) for n in ("atan2", "hypot", "nextafter", "logaddexp", "logaddexp2",
+                                          "fmax", "fmin", "gcd", "lcm")],
+    _binary("heaviside", "heaviside", T("values")),
+    _binary("ldexp.Tensor", "ldexp", T("other")),
+    _binary("xlogy.Tensor", "xlogy", T("other")),
+    _binary("xlogy.Scalar_Other", "xlogy", Scalar("other")),
+    _binary("xlogy.Scalar_Self", "xlogy", Scalar("self"), swap=True),
+    _binary("special_xlog1py", "xlog1py", T("other")),
+    _binary("special_xlog1py.other_scalar", "xlog1py", Scalar("other")),
+    _binary("special_xlog1py.self_scalar", "xlog1py", Scalar("self"), swap=True),
+    _binary("special_zeta", "zeta", T("other")),
+    _binary("special_zeta.other_scalar", "zeta", Scalar("other")),
+    _binary("special_zeta.self_scalar", "zeta", Scalar("self"), swap=True),
+    *[_binary(f"{n}.{o}", op, T("other") if o == "Tensor" else Scalar("other"))
+      for n, op in (("bitwise_left_shift", "shift_left"), ("bitwise_right_shift", "shift_right"),
+                    ("__lshift__", "shift_left"), ("__rshift__", "shift_right"))
+      for o in (("Tensor", "Tensor_Scalar") if n.startswith("bitwise") else ("Tensor", "Scalar"))],
+    *[_binary(f"{n}.Scalar_Tensor", op, Scalar("self"), swap=True)
+      for n, op in (("bitwise_left_shift", "shift_left"), ("bitwise_right_shift", "shift_right"))],
+    Aten("lerp.Scalar", "lerp", {"input": T("self"), "end": T("end"), "weight": Scalar("weight")},
+         promote="result"),
+    Aten("lerp.Tensor", "lerp", {"input": T("self"), "end": T("end"), "weight": T("weight")},
+         promote="result"),
+    *[Aten(n, n, {"input": T("self"), "tensor1": T("tensor1"), "tensor2": T("tensor2"),
+                  "value": F("value")}, promote="result") for n in ("addcmul", "addcdiv")],
     Aten("clamp", "clamp", {"input": T("self"), "min": OptScalar("min"), "max": OptScalar("max")},
          promote="result"),
     Aten("clamp.Tensor", "clamp", {"input": T("self"), "min": OptT("min"), "max": OptT("max")},

@@ -85,6 +85,9 @@ mlir::poptorch::getCompilePipelineStages() {
        "buffer-results-to-out-params{modify-public-functions "
        "hoist-static-allocs}, "
        "canonicalize, buffer-deallocation-pipeline, canonicalize)"},
+      // convert-math-to-libm unrolls vector math ops without an LLVM
+      // intrinsic (asinh, erfc, f64 erf, ...) into vector ops: it runs before
+      // convert-vector-to-llvm.
       {"to-llvm",
        "builtin.module(poptorch-approximate-math, "
        // bf16 truncations in integer ops: x86 LLVM cannot legalize a vector
@@ -94,8 +97,8 @@ mlir::poptorch::getCompilePipelineStages() {
        "convert-vector-to-scf{full-unroll=true}), " +
            parallelLoopsToAsync() +
            "lower-affine, convert-scf-to-cf, "
-           "expand-strided-metadata, lower-affine, convert-vector-to-llvm, "
-           "convert-math-to-llvm, convert-math-to-libm, "
+           "expand-strided-metadata, lower-affine, convert-math-to-llvm, "
+           "convert-math-to-libm, convert-vector-to-llvm, "
            "finalize-memref-to-llvm, "
            "convert-arith-to-llvm, convert-ub-to-llvm, "
            "convert-cf-to-llvm, "

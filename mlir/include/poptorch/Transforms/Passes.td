@@ -19,7 +19,8 @@ def ConvertPoptorchToLinalg : Pass<"convert-poptorch-to-linalg", "ModuleOp"> {
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
-    "::mlir::scf::SCFDialect"
+    // loops (gcd, zeta) and C library calls (lgamma, hypot) in scalar formulas
+    "::mlir::scf::SCFDialect", "::mlir::func::FuncDialect"
   ];
 }
 

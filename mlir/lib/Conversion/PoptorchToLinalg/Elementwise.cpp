@@ -3,165 +3,21 @@
 // Every op with the elementwise trait goes through ONE pattern: a
 // linalg.generic with numpy-broadcasting indexing maps whose body is the op's
 // scalar formula, generated from the op table into ElementwiseFormulas.inc
-// and written against the ScalarBuilder below. Also: cast, constant, dropout.
+// and written against the ScalarBuilder (ScalarBuilder.h). Also: cast,
+// constant, dropout.
 //
 //===----------------------------------------------------------------------===//
 #include "Conversion/PoptorchToLinalg/Patterns.h"
+#include "Conversion/PoptorchToLinalg/ScalarBuilder.h"
 #include "poptorch/Dialect/Poptorch/IR/PoptorchElementwiseSignatures.h.inc"
 
+#include <cmath>
 #include <string>
 
 using namespace mlir;
 using namespace mlir::poptorch;
 
 namespace {
-
-/// Builds scalar arithmetic in a linalg body for one element type, picking the
-/// float or integer arith/math op. f16/bf16 formulas are evaluated in f32 by
-/// the caller, so `type` is f32, f64 or a signless integer here. Comparisons
-/// return i1; the bitwise helpers work on any integer width, i1 included.
-class ScalarBuilder {
-public:
-  ScalarBuilder(OpBuilder &b, Location loc, Operation *op, Type type,
-                bool isUnsigned)
-      : b(b), loc(loc), op(op), type(type),
-        isUnsigned(isUnsigned || type.isInteger(1)) {}
-
-  Value add(Value x, Value y) {
-    if (isFloat())
-      return arith::AddFOp::create(b, loc, x, y);
-    if (isBool()) // bool + bool is logical or in PyTorch
-      return arith::OrIOp::create(b, loc, x, y);
-    return arith::AddIOp::create(b, loc, x, y);
-  }
-  Value sub(Value x, Value y) {
-    if (isFloat())
-      return arith::SubFOp::create(b, loc, x, y);
-    return arith::SubIOp::create(b, loc, x, y);
-  }
-  Value mul(Value x, Value y) {
-    if (isFloat())
-      return arith::MulFOp::create(b, loc, x, y);
-    if (isBool())
-      return arith::AndIOp::create(b, loc, x, y);
-    return arith::MulIOp::create(b, loc, x, y);
-  }
-  Value div(Value x, Value y) {
-    if (isFloat())
-      return arith::DivFOp::create(b, loc, x, y);
-    if (isUnsigned)
-      return arith::DivUIOp::create(b, loc, x, y);
-    return arith::DivSIOp::create(b, loc, x, y);
-  }
-  /// NaN-propagating, like torch.maximum / relu.
-  Value max(Value x, Value y) {
-    if (isFloat())
-      return arith::MaximumFOp::create(b, loc, x, y);
-    if (isUnsigned)
-      return arith::MaxUIOp::create(b, loc, x, y);
-    return arith::MaxSIOp::create(b, loc, x, y);
-  }
-  Value min(Value x, Value y) {
-    if (isFloat())
-      return arith::MinimumFOp::create(b, loc, x, y);
-    if (isUnsigned)
-      return arith::MinUIOp::create(b, loc, x, y);
-    return arith::MinSIOp::create(b, loc, x, y);
-  }
-  Value neg(Value x) {
-    if (isFloat())
-      return arith::NegFOp::create(b, loc, x);
-    return arith::SubIOp::create(b, loc, cst(0.0), x);
-  }
-  Value abs(Value x) {
-    if (isFloat())
-      return math::AbsFOp::create(b, loc, x);
-    if (isUnsigned)
-      return x;
-    return math::AbsIOp::create(b, loc, x);
-  }
-  // Comparisons (i1 results). Ordered float predicates are false with a NaN
-  // operand; `ne` is unordered (true with NaN), as in PyTorch.
-  Value eq(Value x, Value y) {
-    return cmp(arith::CmpFPredicate::OEQ, arith::CmpIPredicate::eq,
-               arith::CmpIPredicate::eq, x, y);
-  }
-  Value ne(Value x, Value y) {
-    return cmp(arith::CmpFPredicate::UNE, arith::CmpIPredicate::ne,
-               arith::CmpIPredicate::ne, x, y);
-  }
-  Value lt(Value x, Value y) {
-    return cmp(arith::CmpFPredicate::OLT, arith::CmpIPredicate::slt,
-               arith::CmpIPredicate::ult, x, y);
-  }
-  Value le(Value x, Value y) {
-    return cmp(arith::CmpFPredicate::OLE, arith::CmpIPredicate::sle,
-               arith::CmpIPredicate::ule, x, y);
-  }
-  Value gt(Value x, Value y) {
-    return cmp(arith::CmpFPredicate::OGT, arith::CmpIPredicate::sgt,
-               arith::CmpIPredicate::ugt, x, y);
-  }
-  Value ge(Value x, Value y) {
-    return cmp(arith::CmpFPredicate::OGE, arith::CmpIPredicate::sge,
-               arith::CmpIPredicate::uge, x, y);
-  }
-  /// `c ? x : y` for an i1 `c`.
-  Value select(Value c, Value x, Value y) {
-    return arith::SelectOp::create(b, loc, c, x, y);
-  }
-  // Bitwise ops on integers of the values' own width (logical for i1).
-  Value bitAnd(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
-  Value bitOr(Value x, Value y) { return arith::OrIOp::create(b, loc, x, y); }
-  Value bitXor(Value x, Value y) { return arith::XOrIOp::create(b, loc, x, y); }
-  Value bitNot(Value x) {
-    unsigned width = x.getType().getIntOrFloatBitWidth();
-    Value ones = arith::ConstantOp::create(
-        b, loc, b.getIntegerAttr(x.getType(), APInt::getAllOnes(width)));
-    return arith::XOrIOp::create(b, loc, x, ones);
-  }
-
-  // Float-only functions: the pattern rejects integer types for the ops that
-  // use them (isFloatOnlyElementwise).
-  Value exp(Value x) { return math::ExpOp::create(b, loc, x); }
-  Value log(Value x) { return math::LogOp::create(b, loc, x); }
-  Value sqrt(Value x) { return math::SqrtOp::create(b, loc, x); }
-  Value rsqrt(Value x) { return math::RsqrtOp::create(b, loc, x); }
-  Value erf(Value x) { return math::ErfOp::create(b, loc, x); }
-  Value tanh(Value x) { return math::TanhOp::create(b, loc, x); }
-  Value pow(Value x, Value y) { return math::PowFOp::create(b, loc, x, y); }
-
-  Value cst(double v) { return createScalar(b, loc, type, v); }
-
-  double attrF(StringRef name) {
-    if (auto a = dyn_cast_or_null<FloatAttr>(op->getAttr(name)))
-      return a.getValueAsDouble();
-    return 1.0; // the only float attribute (alpha) defaults to 1
-  }
-  std::string attrS(StringRef name) {
-    if (auto a = dyn_cast_or_null<StringAttr>(op->getAttr(name)))
-      return a.getValue().str();
-    return "none"; // the only string attribute (approximate) defaults to none
-  }
-
-private:
-  Value cmp(arith::CmpFPredicate f, arith::CmpIPredicate si,
-            arith::CmpIPredicate ui, Value x, Value y) {
-    // By the values' type: formulas may compare i1 results of comparisons.
-    if (isa<FloatType>(x.getType()))
-      return arith::CmpFOp::create(b, loc, f, x, y);
-    bool u = isUnsigned || x.getType().isInteger(1);
-    return arith::CmpIOp::create(b, loc, u ? ui : si, x, y);
-  }
-  bool isFloat() const { return isa<FloatType>(type); }
-  bool isBool() const { return type.isInteger(1); }
-
-  OpBuilder &b;
-  Location loc;
-  Operation *op;
-  Type type;
-  bool isUnsigned;
-};
 
 #include "Conversion/PoptorchToLinalg/ElementwiseFormulas.inc"
 
@@ -200,7 +56,9 @@ struct ElementwiseLowering : public ConversionPattern {
 
     bool isUnsigned = isUnsignedInteger(operandElem);
     Type storage = toSignlessType(elem);
-    Type compute = getComputeType(toSignlessType(operandElem));
+    Type compute = computesInReducedType(name)
+                       ? toSignlessType(operandElem)
+                       : getComputeType(toSignlessType(operandElem));
     Value result = createElementwiseGeneric(
         rewriter, loc, operands, resTy.getShape(), elem,
         [&](OpBuilder &b, Location nloc, ValueRange args) {
@@ -211,7 +69,8 @@ struct ElementwiseLowering : public ConversionPattern {
               v = convertScalar(b, nloc, v, compute, false, false);
             xs.push_back(v);
           }
-          ScalarBuilder sb(b, nloc, op, compute, isUnsigned);
+          ScalarBuilder sb(b, nloc, op, compute, toSignlessType(operandElem),
+                           isUnsigned);
           Value r = buildElementwiseFormula(op, sb, xs);
           r = convertScalar(b, nloc, r, storage, false, false);
           return scalarFromSignless(b, nloc, r, elem);
