@@ -187,12 +187,7 @@ def test_layer_norm_half(dtype):
     check(lambda x, w, b: F.layer_norm(x, (8,), w, b), x, w, b, **tol(dtype))
 
 
-@pytest.mark.parametrize("dtype", [
-    torch.float32, torch.float64,
-    *[pytest.param(d, marks=pytest.mark.xfail(
-        strict=True, reason="rms_norm's composite casts a meta tensor to float32 on the host "
-        "('Cannot copy out of meta tensor'), a capture issue"))
-      for d in (torch.float16, torch.bfloat16)]], ids=str)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
 def test_rms_norm(dtype):
     x = sample((2, 3, 8), dtype)
     w = sample((8,), dtype)
