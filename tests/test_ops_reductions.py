@@ -17,7 +17,7 @@ from conftest import compiled
 from opsuite import DTYPES, FLOAT_DTYPES, INT_DTYPES, SIGNED_DTYPES, dtypes, sample
 
 
-def check(fn, *args):
+def check(fn, *args, **tolerance):
     """Compiled ``fn(*args)`` equals eager, NaN where eager has NaN."""
     with torch.no_grad():
         expected = fn(*args)
@@ -26,7 +26,7 @@ def check(fn, *args):
     e_leaves, e_spec = pytree.tree_flatten(expected)
     assert a_spec == e_spec
     for a, e in zip(a_leaves, e_leaves, strict=True):
-        torch.testing.assert_close(a, e, equal_nan=True)
+        torch.testing.assert_close(a, e, equal_nan=True, **tolerance)
 
 
 NAN = float("nan")
@@ -397,8 +397,11 @@ def test_binary_cross_entropy(dtype, reduction, weighted):
     check(lambda x, t: F.binary_cross_entropy(x, t, weight=w, reduction=reduction), x, t)
     logits = sample((3, 4), dtype, low=-4, high=4)
     pw = sample((4,), dtype, low=0.5, high=3) if weighted else None
+    # eager evaluates the whole f16/bf16 expression in float32 and rounds once; the
+    # compiled formula rounds its weighted terms to the dtype: up to 2 ulps apart
+    half = {"atol": 1e-3, "rtol": 4e-3} if dtype in (torch.float16, torch.bfloat16) else {}
     check(lambda x, t: F.binary_cross_entropy_with_logits(x, t, weight=w, pos_weight=pw,
-                                                          reduction=reduction), logits, t)
+                                                          reduction=reduction), logits, t, **half)
 
 
 def test_binary_cross_entropy_clamps_log():
