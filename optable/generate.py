@@ -245,6 +245,18 @@ def gen_docs() -> str:
            "`poptorch.constant`; they need no entry here. Any other op reports an error at trace "
            "time that lists every unsupported op of the model with its source line. To add an op, "
            "see `docs/developer.md`.", "",
+           "What to do when an op is reported as unsupported: compute it outside the model and "
+           "pass the result in, replace it with supported ops (`torch.where` for boolean "
+           "masking, `gather` for data-dependent indexing), or add it to the table. Ops whose "
+           "result shape depends on tensor values (`nonzero`, `masked_select`, `unique`, boolean "
+           "masks computed by the model) cannot be compiled and say so with their line.", "",
+           "Known differences from eager: indices computed by the model that are out of range "
+           "are clamped (constant indices are checked at trace time); integer division by zero "
+           "gives -1 (quotient) or the dividend (remainder) instead of raising; random ops draw "
+           "from poptorch's own counter-based generator seeded by `Options.randomSeed` (not "
+           "torch's CPU sequence), and random factory functions must be given the input's "
+           "device (`torch.rand(n, device=x.device)`): without it they run on the CPU at trace "
+           "time and become a constant.", "",
            "| aten op | dialect op | operands / attributes | notes |", "|---|---|---|---|"]
     for e in table.ATEN:
         op = f"`poptorch.{e.op}`" if e.op else "identity"
