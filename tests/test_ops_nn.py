@@ -192,3 +192,12 @@ def test_rms_norm(dtype):
     x = sample((2, 3, 8), dtype)
     w = sample((8,), dtype)
     check(lambda x, w: F.rms_norm(x, (8,), w, eps=1e-5), x, w, **tol(dtype))
+
+
+@dtypes([torch.float32, torch.float64])
+@pytest.mark.parametrize("shape,groups", [((2, 6, 5), 3), ((1, 4, 3, 3), 2), ((3, 8), 4)])
+def test_group_norm(dtype, shape, groups):
+    # F.group_norm reaches the backend as var_mean and elementwise ops
+    c = shape[1]
+    w, b = sample((c,), dtype), sample((c,), dtype)
+    check(lambda x: F.group_norm(x, groups, w, b, eps=1e-5), sample(shape, dtype))
