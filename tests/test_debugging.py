@@ -10,6 +10,7 @@ import io
 import logging
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -24,7 +25,11 @@ from poptorch import _debug, _logging
 
 REPO = Path(__file__).resolve().parents[1]
 THIS_FILE = os.path.abspath(__file__)
-OPT = os.environ.get("POPTORCH_OPT", str(REPO / "build" / "dev" / "mlir" / "poptorch-opt"))
+# poptorch-opt: named by POPTORCH_OPT, else the installed one (`make build` puts it next to the
+# venv's python, on PATH under make), else a developer build in build/dev.
+OPT = (os.environ.get("POPTORCH_OPT") or shutil.which("poptorch-opt")
+       or shutil.which("poptorch-opt", path=os.path.dirname(sys.executable))
+       or str(REPO / "build" / "dev" / "mlir" / "poptorch-opt"))
 ENV = {**os.environ, "PYTHONPATH": str(REPO / "python")}
 
 
