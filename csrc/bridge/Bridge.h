@@ -116,8 +116,9 @@ struct CompileOptions {
   /// Dumps (and where a failing pass writes its reproducer); empty: no
   /// dumps, reproducers go to a new temp folder.
   std::string dumpDir;
-  /// Passes run before the pipeline's stages as stage "device-loop" (the
-  /// poptorch-device-iterations pass with its options); empty: none.
+  /// Passes run right after the tile-and-vectorize stage as stage
+  /// "device-loop" (the poptorch-device-iterations pass with its options);
+  /// empty: none.
   std::string deviceLoop;
   /// Executable cache (Options.enableExecutableCaching): the entry's file and
   /// the key it must record. A valid entry is loaded instead of compiling; a
