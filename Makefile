@@ -12,7 +12,7 @@ JOBS      ?= 2
 export CMAKE_BUILD_PARALLEL_LEVEL := $(JOBS)
 export PATH := $(CURDIR)/$(VENV)/bin:/usr/lib/llvm-22/bin:$(PATH)
 
-.PHONY: demo test deps build generate check-generated lint test-python test-lit bench
+.PHONY: demo test deps build generate check-generated lint test-python test-lit coverage bench
 
 demo: build
 	$(PY) examples/demo.py
@@ -51,8 +51,18 @@ lint: deps
 test-lit: build
 	$(VENV)/bin/lit -sv mlir/test
 
+# The run records which aten ops each passing test captured (tests/conftest.py); the
+# dtypes/tests columns of docs/ops.md (optable/coverage.json) must all be seen again.
 test-python: build
-	$(PY) -m pytest -q tests
+	mkdir -p build
+	POPTORCH_COVERAGE=build/op-coverage.json $(PY) -m pytest -q tests
+	$(PY) optable/generate.py --coverage build/op-coverage.json
+
+# Rewrites optable/coverage.json (and docs/ops.md) from a full test run.
+coverage: build
+	mkdir -p build
+	POPTORCH_COVERAGE=build/op-coverage.json $(PY) -m pytest -q tests
+	$(PY) optable/generate.py --update-coverage build/op-coverage.json
 
 # benchmark-only dependencies: the peers we measure against and the plot
 BENCH_PKGS := onnxruntime==1.31.1 onnx==1.23.2 matplotlib==3.11.2

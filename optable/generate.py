@@ -7,6 +7,12 @@ Outputs (all committed; `python optable/generate.py --check` fails if any is sta
   csrc/generated/CaptureTable.inc
   docs/ops.md
 
+The dtypes and tests columns of docs/ops.md come from optable/coverage.json,
+recorded from a full test run (tests/conftest.py, POPTORCH_COVERAGE=<file>):
+`--coverage <file>` fails if a claim of coverage.json was not seen passing in
+that run or a table row has no passing test (make test), and `--update-coverage
+<file>` rewrites coverage.json from the run (make coverage).
+
 Every aten entry is checked against torch's registered schemas, so a typo in
 an argument name fails here rather than at capture time.
 """
@@ -14,6 +20,7 @@ an argument name fails here rather than at capture time.
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 from pathlib import Path
@@ -257,14 +264,37 @@ def gen_docs() -> str:
            "torch's CPU sequence), and random factory functions must be given the input's "
            "device (`torch.rand(n, device=x.device)`): without it they run on the CPU at trace "
            "time and become a constant.", "",
-           "| aten op | dialect op | operands / attributes | notes |", "|---|---|---|---|"]
+           "Columns: **status** is `lowered` (a conversion pattern of its own), `decomposed` "
+           "(`poptorch-decompose` rewrites the dialect op into other dialect ops) or `identity`; "
+           "**dtypes** are the element types the op was exercised with by passing tests, and "
+           "**tests** the passing tests that captured it (with how many there are in all). Both "
+           "are recorded from a test run into `optable/coverage.json` (`make coverage`); "
+           "`make test` fails if a claim is not seen passing again or a row has no passing test. "
+           f"Dtype abbreviations: {', '.join(f'{v} = {k}' for k, v in DTYPE_ABBREV.items())}.",
+           "",
+           "| aten op | dialect op | status | dtypes | tests | operands / attributes | notes |",
+           "|---|---|---|---|---|---|---|"]
+    cov = load_coverage()
+    decomposed = decomposed_ops()
     for e in table.ATEN:
         op = f"`poptorch.{e.op}`" if e.op else "identity"
+        status = "identity" if not e.op else "decomposed" if e.op in decomposed else "lowered"
         args = ", ".join(f"{d}←{a.aten or a.kind}" for d, a in e.args.items())
         promotion = {"none": "", "result": "promotes operands to the result dtype",
                      "common": "promotes operands to their common dtype"}[e.promote]
         notes = "; ".join(x for x in (e.note, promotion) if x)
-        out.append(f"| `aten::{e.schema}` | {op} | {args} | {notes} |")
+        c = cov.get(e.schema, {})
+        dtypes = " ".join(DTYPE_ABBREV[d] for d in DTYPE_ABBREV if d in c.get("dtypes", []))
+        out.append(f"| `aten::{e.schema}` | {op} | {status} | {dtypes or '—'} | "
+                   f"{tests_cell(e.schema, c.get('tests', []))} | {args} | {notes} |")
+    host = cov.get("@host", {})
+    out += ["", "## Evaluated at trace time", "",
+            "These ops reached the backend in passing tests with only constant inputs, so they "
+            "ran once on the host while tracing and became `poptorch.constant` "
+            "(tensor constructors inside the model, arithmetic on constants); they need no row "
+            "above.", "", "| aten op | tests |", "|---|---|"]
+    for name in sorted(host):
+        out.append(f"| `{name}` | {tests_cell(name, host[name])} |")
     out += ["", "## Elementwise dialect ops and their scalar formulas", "",
             "| dialect op | formula | dtypes | result |", "|---|---|---|---|"]
     for e in table.ELEMENTWISE:
@@ -275,6 +305,81 @@ def gen_docs() -> str:
         result = "bool" if e.result == "bool" else "operand dtype"
         out.append(f"| `poptorch.{e.name}` | `{formula}` | {dtypes} | {result} |")
     return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------------------
+# coverage (dtypes and tests columns)
+
+COVERAGE = ROOT / "optable" / "coverage.json"
+DTYPE_ABBREV = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64",
+                "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
+                "bool": "b"}
+
+
+def load_coverage() -> dict:
+    return json.loads(COVERAGE.read_text()) if COVERAGE.exists() else {}
+
+
+def decomposed_ops() -> set[str]:
+    """Dialect ops that `poptorch-decompose` rewrites (the first template argument of
+    each pattern in mlir/lib/Transforms/Decompose*.cpp)."""
+    names = {camel(n): n for n in dialect_ops()}
+    found = set()
+    for f in (ROOT / "mlir/lib/Transforms").glob("Decompose*.cpp"):
+        for m in re.finditer(r"<\s*(\w+)Op\b", f.read_text()):
+            if m.group(1) in names:
+                found.add(names[m.group(1)])
+    return found
+
+
+def tests_cell(name: str, tests: list[str], shown: int = 2) -> str:
+    """The most specific tests first: those naming the op, then the op suites."""
+    if not tests:
+        return "—"
+    base = name.split("::")[-1].split(".")[0].strip("_")
+    ranked = sorted(tests, key=lambda t: (base not in t.split("::")[-1],
+                                          "test_ops" not in t, t))
+    cell = ", ".join(f"`{t.removeprefix('tests/')}`" for t in ranked[:shown])
+    return cell + (f" (+{len(tests) - shown})" if len(tests) > shown else "")
+
+
+def observed_by_row(observed: dict) -> dict:
+    """Maps a run's op log names (aten::name[.overload], in-place and out= forms
+    included) onto the table rows; ops only ever run on the host go under "@host"."""
+    rows: dict = {}
+    names = {}
+    for e in table.ATEN:
+        for name, overload, _mode in variants(e):
+            names[f"aten::{name}" + (f".{overload}" if overload else "")] = e.schema
+    for op, c in observed.items():
+        schema = names.get(op)
+        if schema is not None and "captured" in c["status"]:
+            r = rows.setdefault(schema, {"dtypes": set(), "tests": set()})
+            r["dtypes"] |= set(c["dtypes"])
+            r["tests"] |= set(c["tests"])
+        elif c["status"] == ["host"]:
+            rows.setdefault("@host", {})[op] = sorted(c["tests"])
+    return {k: ({"dtypes": sorted(v["dtypes"]), "tests": sorted(v["tests"])}
+                if k != "@host" else dict(sorted(v.items()))) for k, v in rows.items()}
+
+
+def check_coverage(observed_path: str) -> list[str]:
+    seen = observed_by_row(json.loads(Path(observed_path).read_text()))
+    claimed = load_coverage()
+    errors = []
+    for e in table.ATEN:
+        if not seen.get(e.schema, {}).get("tests"):
+            errors.append(f"aten::{e.schema}: no passing test captured it")
+    for schema, c in claimed.items():
+        if schema == "@host":
+            continue
+        s = seen.get(schema, {"dtypes": [], "tests": []})
+        for key in ("dtypes", "tests"):
+            missing = sorted(set(c[key]) - set(s[key]))
+            if missing:
+                errors.append(f"aten::{schema}: coverage.json claims {key} not seen passing: "
+                              + ", ".join(missing))
+    return errors
 
 
 OUTPUTS = {
@@ -290,11 +395,27 @@ OUTPUTS = {
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--check", action="store_true", help="fail if an output is stale")
+    parser.add_argument("--coverage", metavar="FILE",
+                        help="check coverage.json and the table against a test run's record")
+    parser.add_argument("--update-coverage", metavar="FILE",
+                        help="rewrite coverage.json from a test run's record, then generate")
     args = parser.parse_args()
     errors = check_table()
     if errors:
         print("op table errors:\n  " + "\n  ".join(errors), file=sys.stderr)
         return 1
+    if args.coverage:
+        errors = check_coverage(args.coverage)
+        if errors:
+            print("op coverage errors (see optable/generate.py; `make coverage` records a "
+                  "new run):\n  " + "\n  ".join(errors), file=sys.stderr)
+            return 1
+        print(f"op coverage: every row of the table was captured by a passing test "
+              f"({len(table.ATEN)} rows)")
+        return 0
+    if args.update_coverage:
+        seen = observed_by_row(json.loads(Path(args.update_coverage).read_text()))
+        COVERAGE.write_text(json.dumps(seen, indent=1, sort_keys=True) + "\n")
     stale = []
     for rel, fn in OUTPUTS.items():
         path = ROOT / rel

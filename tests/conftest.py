@@ -7,6 +7,7 @@ absolute error per model so that the session can report it.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -82,12 +83,73 @@ def pytest_collection_modifyitems(items: list[Any]) -> None:
 
 
 def pytest_runtest_logreport(report: Any) -> None:
+    if report.when == "call" and report.passed and not hasattr(report, "wasxfail"):
+        _record_coverage(report.nodeid)
     dtype = _DTYPE_OF.get(report.nodeid)
     if dtype is None or (report.when != "call" and not (report.when == "setup" and report.skipped)):
         return
     outcome = "xfailed" if hasattr(report, "wasxfail") else report.outcome
     counts = DTYPE_OUTCOMES.setdefault(dtype, {})
     counts[outcome] = counts.get(outcome, 0) + 1
+
+
+# Op coverage: which aten ops each passing test captured, and with which dtypes.
+# With POPTORCH_COVERAGE=<file> the session writes it as JSON; `optable/generate.py
+# --coverage <file>` checks the claims of optable/coverage.json against it (make test)
+# or rewrites them (make coverage). docs/ops.md shows them as the dtypes/tests columns.
+_TRACERS: list[Any] = []
+COVERAGE: dict[str, dict[str, set[str]]] = {}
+_TYPE_NAMES = {"Float": "float32", "Half": "float16", "BFloat16": "bfloat16",
+               "Double": "float64", "Char": "int8", "Short": "int16", "Int": "int32",
+               "Long": "int64", "Byte": "uint8", "Bool": "bool"}
+
+
+def _data_dtype(record: dict[str, Any]) -> str | None:
+    """The dtype an op was exercised with: its result's, or its first input's when the
+    result type is fixed by the op (predicates, indices, counts)."""
+    ins = [t.split("[")[0] for t in record["input_types"] if t != "none"]
+    outs = [t.split("[")[0] for t in record["output_types"] if t != "none"]
+    dtype = outs[0] if outs else ins[0] if ins else None
+    if ins and dtype in ("Bool", "Long") and ins[0] != dtype:
+        dtype = ins[0]
+    return _TYPE_NAMES.get(dtype or "")
+
+
+@pytest.fixture(autouse=True)
+def _record_ops() -> Any:
+    _TRACERS.clear()
+    yield
+
+
+def _tracer_created(tracer: Any) -> None:
+    _TRACERS.append(tracer)
+
+
+poptorch._debug._tracer_hooks.append(_tracer_created)
+
+
+def _record_coverage(nodeid: str) -> None:
+    test = nodeid.split("[")[0]
+    for tracer in _TRACERS:
+        for r in tracer.op_log:
+            if r["status"] not in ("captured", "host"):
+                continue
+            entry = COVERAGE.setdefault(r["name"], {"tests": set(), "dtypes": set(),
+                                                    "status": set()})
+            entry["tests"].add(test)
+            entry["status"].add(r["status"])
+            dtype = _data_dtype(r)
+            if dtype:
+                entry["dtypes"].add(dtype)
+    _TRACERS.clear()
+
+
+def pytest_sessionfinish(session: Any) -> None:
+    path = os.environ.get("POPTORCH_COVERAGE")
+    if path and COVERAGE:
+        data = {op: {k: sorted(v) for k, v in e.items()} for op, e in sorted(COVERAGE.items())}
+        with open(path, "w") as f:
+            json.dump(data, f, indent=1, sort_keys=True)
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
