@@ -573,21 +573,44 @@ Tracer::callOnMeta(const c10::OperatorHandle &op,
 
 void Tracer::foldOnHost(const c10::OperatorHandle &op,
                         torch::jit::Stack *stack) {
-  size_t nargs = op.schema().arguments().size();
+  const auto &schemaArgs = op.schema().arguments();
+  size_t nargs = schemaArgs.size();
   std::vector<at::Tensor> ipuInputs;
-  for (auto it = stack->end() - nargs; it != stack->end(); ++it) {
-    forEachTensor(*it, [&](const at::Tensor &t) {
+  // Tensors the op writes (in-place self, out=) run on a CPU copy: an out=
+  // kernel may resize its output (arange.out, linspace.out), which the
+  // fixed-size host alias of an ipu tensor cannot do. The result is copied
+  // back into the ipu tensor, resized first.
+  std::vector<std::pair<at::Tensor, at::Tensor>> written; // ipu, CPU copy
+  for (size_t i = 0; i < nargs; ++i) {
+    c10::IValue &arg = *(stack->end() - nargs + i);
+    const c10::AliasInfo *alias = schemaArgs[i].alias_info();
+    if (alias && alias->isWrite() && arg.isTensor() && isIpu(arg.toTensor())) {
+      at::Tensor cpu = hostAlias(arg.toTensor()).clone();
+      written.emplace_back(arg.toTensor(), cpu);
+      arg = cpu;
+      continue;
+    }
+    forEachTensor(arg, [&](const at::Tensor &t) {
       if (isIpu(t))
         ipuInputs.push_back(t);
     });
-    *it = mapTensors(*it, [](const at::Tensor &t) { return hostAlias(t); });
+    arg = mapTensors(arg, [](const at::Tensor &t) { return hostAlias(t); });
   }
   op.callBoxed(stack);
+  for (auto &[ipu, cpu] : written) {
+    if (ipu.sizes() != cpu.sizes())
+      ipu.resize_(cpu.sizes());
+    hostAlias(ipu).copy_(cpu);
+    values.erase(ipu.unsafeGetTensorImpl()); // now a known constant
+  }
   size_t nret = op.schema().returns().size();
   for (auto it = stack->end() - nret; it != stack->end(); ++it) {
     *it = mapTensors(*it, [&](const at::Tensor &r) -> at::Tensor {
       if (!r.defined())
         return r;
+      for (const auto &[ipu, cpu] : written)
+        if (r.unsafeGetTensorImpl() == cpu.unsafeGetTensorImpl())
+          return ipu;
       for (const at::Tensor &in : ipuInputs)
         if (in.data_ptr() == r.data_ptr() && in.sizes() == r.sizes() &&
             in.strides() == r.strides()) {

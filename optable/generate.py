@@ -261,9 +261,11 @@ def gen_docs() -> str:
            "are clamped (constant indices are checked at trace time); integer division by zero "
            "gives -1 (quotient) or the dividend (remainder) instead of raising; random ops draw "
            "from poptorch's own counter-based generator seeded by `Options.randomSeed` (not "
-           "torch's CPU sequence), and random factory functions must be given the input's "
-           "device (`torch.rand(n, device=x.device)`): without it they run on the CPU at trace "
-           "time and become a constant.", "",
+           "torch's CPU sequence). Random factory functions without a device "
+           "(`torch.rand(n)`, `torch.empty(n).normal_()`) are random ops of the program too: "
+           "when tracing sees the CPU generator advance, it traces again with the ipu as the "
+           "default device (tracing then takes twice as long; pass `device=x.device` to "
+           "avoid it).", "",
            "Columns: **status** is `lowered` (a conversion pattern of its own), `decomposed` "
            "(`poptorch-decompose` rewrites the dialect op into other dialect ops) or `identity`; "
            "**dtypes** are the element types the op was exercised with by passing tests, and "

@@ -147,3 +147,35 @@ def test_random_ops_are_not_folded():
     model = poptorch.inferenceModel(Fn(fn), poptorch.Options().randomSeed(5))
     x = torch.zeros(1)
     assert not torch.equal(model(x), model(x))
+
+
+def test_factories_without_a_device_are_random_ops():
+    # torch.rand(n) without device= draws on the CPU generator while tracing; the
+    # tracer sees it advance and traces again with the ipu as the default device,
+    # so the numbers are drawn by the program on every call, not baked in.
+    def fn(x):
+        return (x + torch.rand(N), x + torch.empty(N).normal_(),
+                torch.randint(0, 10, (N,)) + x, torch.arange(4) + x[:4])
+
+    x = torch.zeros(N)
+    opts = poptorch.Options().randomSeed(11)  # seeds torch's generator too, like PopTorch
+    state = torch.default_generator.get_state()
+    model = poptorch.inferenceModel(Fn(fn), opts)
+    u1, n1, i1, a1 = model(x)
+    u2, *_ = model(x)
+    assert torch.equal(state, torch.default_generator.get_state()), "CPU generator untouched"
+    assert not torch.equal(u1, u2), "each call draws new numbers"
+    close(u1.double().mean(), 0.5, math.sqrt(1 / 12))
+    close(n1.double().mean(), 0.0, 1.0)
+    assert i1.min() == 0 and i1.max() == 9
+    torch.testing.assert_close(a1, torch.arange(4.0))
+    again = poptorch.inferenceModel(Fn(fn), poptorch.Options().randomSeed(11))
+    assert torch.equal(again(x)[0], u1), "same seed, same numbers"
+
+
+def test_constant_factories_trace_once(caplog):
+    # Factories that draw nothing (arange, zeros) stay constants and need no retrace.
+    with caplog.at_level("INFO", logger="poptorch"):
+        out = poptorch.inferenceModel(Fn(lambda x: x + torch.arange(3)))(torch.ones(3))
+    torch.testing.assert_close(out, torch.arange(3.0) + 1)
+    assert "tracing again" not in caplog.text

@@ -10,6 +10,7 @@ buffer (or the caller's input tensor).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import sys
@@ -216,6 +217,23 @@ def trace(
     constants). Tensor arguments become inputs; other arguments are baked in.
     """
     start = time.perf_counter()
+    cpu_rng = torch.default_generator.get_state()
+    graph = _trace(model, args, kwargs, source_location_excludes, start, default_ipu=False)
+    if not torch.equal(cpu_rng, torch.default_generator.get_state()):
+        # A factory function without a device (torch.rand(n), torch.empty(n).normal_())
+        # drew from the CPU generator while tracing: those numbers would be baked into
+        # the program as constants. Trace again with the ipu as the default device so
+        # that they become random ops of the program, as on PopTorch.
+        logger.info("the model draws random numbers on the CPU (a factory function "
+                    "without device=); tracing again with the ipu as the default device")
+        torch.default_generator.set_state(cpu_rng)
+        graph = _trace(model, args, kwargs, source_location_excludes, start, default_ipu=True)
+    return graph
+
+
+def _trace(model: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any],
+           source_location_excludes: Sequence[str], start: float,
+           default_ipu: bool) -> TracedGraph:
     signature = Signature.of(args, kwargs)
     leaves, treespec = pytree.tree_flatten((tuple(args), dict(kwargs)))
 
@@ -268,7 +286,8 @@ def trace(
     tracer.activate()
     _helpers._tracing_depth += 1
     try:
-        with torch.inference_mode():
+        with torch.inference_mode(), \
+                torch.device(IPU) if default_ipu else contextlib.nullcontext():
             out = torch.func.functionalize(run, remove="mutations_and_views")(
                 *ipu_leaves, *state.values())
         out_leaves, out_treespec = pytree.tree_flatten(out)
