@@ -53,7 +53,6 @@ def tracer_created(tracer: Any) -> None:
 
 def graph_traced(graph: Any, model: Any, tracer: Any) -> None:
     graph.name = model_name(model)
-    graph.op_log = [dict(r, args=[]) for r in tracer.op_log]
 
 
 @contextlib.contextmanager

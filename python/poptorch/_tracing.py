@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import gc
 import os
 import sys
 import time
@@ -103,7 +104,7 @@ class TracedGraph:
 
     def __init__(
         self,
-        mlir: str,
+        mlir: str | None,
         signature: Signature,
         output_treespec: Any,
         output_leaves: list[Any],
@@ -115,8 +116,14 @@ class TracedGraph:
         num_ops: int,
         trace_seconds: float,
         random_state_arg: int = -1,
+        tracer: Any = None,
     ) -> None:
-        self.mlir = mlir
+        # ``mlir`` and ``op_log`` are read from the tracer when first asked for:
+        # printing the module costs about as much as capturing it, and a graph
+        # loaded from the executable cache may never need the text.
+        self._mlir = mlir
+        self._op_log: list[dict[str, Any]] | None = None if tracer is not None else []
+        self._tracer = tracer
         self.signature = signature
         self.output_treespec = output_treespec
         self.output_leaves = output_leaves  # TensorSpec for tensor outputs, else the value
@@ -131,10 +138,29 @@ class TracedGraph:
         self.num_ops = num_ops
         self.trace_seconds = trace_seconds
         self.name = "model"  # the model's class or function name (dump folders)
-        self.op_log: list[dict[str, Any]] = []  # every dispatched op (poptorch._debug)
         # The argument holding the random state [seed, calls] after the
         # inputs, parameters and buffers (-1: the model draws no random numbers).
         self.random_state_arg = random_state_arg
+
+    @property
+    def mlir(self) -> str:
+        """The captured module as text, with source locations."""
+        if self._mlir is None:
+            self._mlir = self._tracer.module_text(True)
+            self._release_tracer()
+        return self._mlir
+
+    @property
+    def op_log(self) -> list[dict[str, Any]]:
+        """Every aten op that reached the ipu while tracing (see ``poptorch._debug``)."""
+        if self._op_log is None:
+            self._op_log = [dict(r, args=[]) for r in self._tracer.op_log]
+            self._release_tracer()
+        return self._op_log
+
+    def _release_tracer(self) -> None:
+        if self._mlir is not None and self._op_log is not None:
+            self._tracer = None
 
     @property
     def num_inputs(self) -> int:
@@ -218,16 +244,26 @@ def trace(
     """
     start = time.perf_counter()
     cpu_rng = torch.default_generator.get_state()
-    graph = _trace(model, args, kwargs, source_location_excludes, start, default_ipu=False)
-    if not torch.equal(cpu_rng, torch.default_generator.get_state()):
-        # A factory function without a device (torch.rand(n), torch.empty(n).normal_())
-        # drew from the CPU generator while tracing: those numbers would be baked into
-        # the program as constants. Trace again with the ipu as the default device so
-        # that they become random ops of the program, as on PopTorch.
-        logger.info("the model draws random numbers on the CPU (a factory function "
-                    "without device=); tracing again with the ipu as the default device")
-        torch.default_generator.set_state(cpu_rng)
-        graph = _trace(model, args, kwargs, source_location_excludes, start, default_ipu=True)
+    # Tracing allocates a Python tensor per op and frees it soon after; with
+    # torch imported, the cyclic collector's passes over the heap cost about a
+    # fifth of the capture time, for no cycles. Collect afterwards instead.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        graph = _trace(model, args, kwargs, source_location_excludes, start, default_ipu=False)
+        if not torch.equal(cpu_rng, torch.default_generator.get_state()):
+            # A factory function without a device (torch.rand(n), torch.empty(n).normal_())
+            # drew from the CPU generator while tracing: those numbers would be baked into
+            # the program as constants. Trace again with the ipu as the default device so
+            # that they become random ops of the program, as on PopTorch.
+            logger.info("the model draws random numbers on the CPU (a factory function "
+                        "without device=); tracing again with the ipu as the default device")
+            torch.default_generator.set_state(cpu_rng)
+            graph = _trace(model, args, kwargs, source_location_excludes, start,
+                           default_ipu=True)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
     return graph
 
 
@@ -300,7 +336,7 @@ def _trace(model: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any
     elapsed = time.perf_counter() - start
     logger.info("traced %d ops in %.3f s", tracer.num_ops, elapsed)
     graph = TracedGraph(
-        mlir=tracer.module_text(True),
+        mlir=None,
         signature=signature,
         output_treespec=out_treespec,
         output_leaves=[TensorSpec.of(x) if isinstance(x, torch.Tensor) else x
@@ -313,6 +349,7 @@ def _trace(model: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any
         num_ops=tracer.num_ops,
         trace_seconds=elapsed,
         random_state_arg=tracer.random_state_arg,
+        tracer=tracer,
     )
     _debug.graph_traced(graph, model, tracer)
     return graph
