@@ -23,6 +23,68 @@ BufferRef bufferOf(const at::Tensor &t) {
   return BufferRef{t.data_ptr(), t.sizes().vec()};
 }
 
+/// The common call of a compiled model, done without Python in between: one
+/// micro-batch, tensor inputs, no writes to arguments. Checks the inputs
+/// against the traced shapes and dtypes (a mismatch returns None, and the
+/// caller takes the general path that recompiles or explains), allocates the
+/// outputs and runs the program. `state` is appended to the inputs
+/// (parameters and buffers on the device).
+class CallPlan {
+public:
+  CallPlan(Program &program,
+           std::vector<std::pair<std::vector<int64_t>, at::ScalarType>> inputs,
+           std::vector<std::pair<std::vector<int64_t>, at::ScalarType>> results,
+           std::vector<at::Tensor> state)
+      : program(program), inputs(std::move(inputs)),
+        results(std::move(results)), state(std::move(state)) {}
+
+  py::object call(const py::args &args) {
+    if (args.size() != inputs.size())
+      return py::none();
+    std::vector<at::Tensor> held; // copies of non-contiguous inputs
+    std::vector<BufferRef> in, out;
+    in.reserve(inputs.size() + state.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      PyObject *obj = args[i].ptr();
+      if (!THPVariable_Check(obj))
+        return py::none();
+      const at::Tensor &t = THPVariable_Unpack(obj);
+      if (t.scalar_type() != inputs[i].second ||
+          t.sizes() != c10::IntArrayRef(inputs[i].first) || !t.is_cpu())
+        return py::none();
+      if (!t.is_contiguous()) {
+        held.push_back(t.contiguous());
+        in.push_back(bufferOf(held.back()));
+      } else {
+        in.push_back(BufferRef{t.data_ptr(), t.sizes().vec()});
+      }
+    }
+    for (const at::Tensor &t : state)
+      in.push_back(bufferOf(t));
+    std::vector<at::Tensor> outputs;
+    outputs.reserve(results.size());
+    for (const auto &[shape, dtype] : results) {
+      outputs.push_back(at::empty(shape, at::TensorOptions().dtype(dtype)));
+      out.push_back(BufferRef{outputs.back().data_ptr(), shape});
+    }
+    {
+      py::gil_scoped_release release;
+      program.run(in, out);
+    }
+    py::list list(outputs.size());
+    for (size_t i = 0; i < outputs.size(); ++i)
+      list[i] = py::reinterpret_steal<py::object>(
+          THPVariable_Wrap(std::move(outputs[i])));
+    return list;
+  }
+
+private:
+  Program &program;
+  std::vector<std::pair<std::vector<int64_t>, at::ScalarType>> inputs;
+  std::vector<std::pair<std::vector<int64_t>, at::ScalarType>> results;
+  std::vector<at::Tensor> state;
+};
+
 } // namespace
 
 PYBIND11_MODULE(_C, m) {
@@ -31,6 +93,8 @@ PYBIND11_MODULE(_C, m) {
 
   py::register_exception<poptorch_bridge::CompileError>(m, "CompileError",
                                                         PyExc_RuntimeError);
+
+  py::class_<CallPlan>(m, "CallPlan").def("__call__", &CallPlan::call);
 
   py::class_<Tracer>(m, "Tracer")
       .def(py::init<std::vector<std::string>>(), py::arg("source_excludes"))
@@ -120,6 +184,19 @@ PYBIND11_MODULE(_C, m) {
       // Replicas: one run per replica, spread over torch's intra-op thread
       // pool (no thread is created per call). The program is reentrant: it
       // keeps no state between calls, and every run has its own buffers.
+      .def(
+          "call_plan",
+          [](Program &p,
+             std::vector<std::pair<std::vector<int64_t>, at::ScalarType>>
+                 inputs,
+             std::vector<std::pair<std::vector<int64_t>, at::ScalarType>>
+                 results,
+             std::vector<at::Tensor> state) {
+            return CallPlan(p, std::move(inputs), std::move(results),
+                            std::move(state));
+          },
+          py::keep_alive<0, 1>(), py::arg("inputs"), py::arg("results"),
+          py::arg("state"))
       .def("run_replicas",
            [](Program &p, const std::vector<std::vector<at::Tensor>> &inputs,
               const std::vector<std::vector<at::Tensor>> &outputs) {

@@ -391,6 +391,7 @@ class Executable:
         self._output_shapes = [by_result[r].shape for r in range(graph.num_output_results)]
         self._result_specs = [(self.batching.result_shape(by_result[r].shape), by_result[r].dtype)
                               for r in range(graph.num_output_results)]
+        self._make_call_plan()
         # The signature of a call: the traced one, with batched inputs.
         sig = graph.signature
         self.signature = Signature(sig.treespec, tuple(
@@ -454,6 +455,33 @@ class Executable:
             ]
         self._replica_state = [] if self._broadcast else [
             [t.clone() for t in self._device_state] for _ in range(self.batching.replicas - 1)]
+        self._make_call_plan()
+
+    def _make_call_plan(self) -> None:
+        """The common call (positional tensors, one micro-batch, no writes, no random
+        state) runs through ``_C.CallPlan``: input checks, output allocation and the
+        run without Python in between. ``fast_call`` returns None for any other call."""
+        graph = self.graph
+        self._plan = None
+        if (self.batching.looped or graph.buffer_update_args or graph.random_state_arg >= 0
+                or not isinstance(graph.signature.treespec, tuple)
+                or not hasattr(self, "_result_specs")):
+            return
+        self._plan = self._program.call_plan(
+            [(x.shape, x.dtype) for x in graph.signature.leaves], self._result_specs,
+            self._device_state)
+        single = graph.output_treespec.is_leaf() and graph.output_results == [0]
+        self._single_output = single
+
+    def fast_call(self, args: tuple[Any, ...]) -> Any:
+        """Runs the common call, or returns None when it does not apply (see above)."""
+        plan = self._plan
+        if plan is None:
+            return None
+        outputs = plan(*args)
+        if outputs is None or self._single_output:
+            return outputs if outputs is None else outputs[0]
+        return self._unflatten_outputs(outputs)
 
     def copy_weights_to_host(self) -> None:
         with torch.no_grad():
@@ -474,6 +502,10 @@ class Executable:
         return sig
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs:
+            out = self.fast_call(args)
+            if out is not None:
+                return out
         self.check_signature(args, kwargs)
         return self.run_unchecked(args, kwargs)
 
