@@ -393,6 +393,7 @@ public:
       record.args = args;
   }
   void setStack(torch::jit::Stack *s) { stack = s; }
+  const poptorch_bridge::SourceLoc &location() const { return record.loc; }
   ~OpLogScope() {
     if (std::uncaught_exceptions() > exceptions)
       record.status = "error";
@@ -659,8 +660,8 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
                       " inside the model (Tensor.cpu(), .tolist(), "
                       ".numpy() or printing)");
   ++opCount;
-  const OpSpec *spec = findSpec(schema.operator_name());
-  SourceLoc loc = sourceLocation();
+  const OpSpec *spec = logSpec;
+  const SourceLoc &loc = logScope.location();
   bool indexList = false;
   if (spec)
     for (const ArgSpec &a : spec->args)
@@ -780,11 +781,25 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
     operandDtype = at::native::result_type(state);
   }
   auto scalarOperand = [&](const c10::Scalar &v) {
-    // Converted like eager's kernels convert scalars: a C++ cast that wraps
-    // (int8 + 300 adds 44), not the checked conversion of scalar_tensor.
-    at::Tensor s = at::scalar_tensor(v, at::TensorOptions().dtype(v.type()))
-                       .to(operandDtype.value_or(firstOut.scalar_type()));
-    return builder.addConstant(tensorTypeOf(s, opName), s.data_ptr());
+    // Converted like eager's kernels convert scalars: the cast of a tensor
+    // copy, which wraps (int8 + 300 adds 44), not the checked Scalar::to.
+    at::ScalarType dtype = operandDtype.value_or(firstOut.scalar_type());
+    if (v.isComplex() || at::isComplexType(dtype)) {
+      at::Tensor s =
+          at::scalar_tensor(v, at::TensorOptions().dtype(v.type())).to(dtype);
+      return builder.addConstant(tensorTypeOf(s, opName), s.data_ptr());
+    }
+    alignas(8) unsigned char bytes[8];
+    AT_DISPATCH_ALL_TYPES_AND3(
+        at::kHalf, at::kBFloat16, at::kBool, dtype, "scalarOperand", [&] {
+          scalar_t c = v.isFloatingPoint()
+                           ? c10::convert<scalar_t>(v.toDouble())
+                       : v.isBoolean() ? c10::convert<scalar_t>(v.toBool())
+                                       : c10::convert<scalar_t>(v.toLong());
+          std::memcpy(bytes, &c, sizeof(c));
+        });
+    return builder.addConstant(TensorType{{}, elemTypeOf(dtype, opName)},
+                               bytes);
   };
 
   // Identity ops: the result is the (first) operand's value.
