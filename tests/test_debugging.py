@@ -130,7 +130,7 @@ def test_dump_folder_holds_every_pass_and_each_file_parses(tmp_path: Path) -> No
     assert mlir[0] == "00-captured.mlir"
     assert re.fullmatch(r"\d\d-func\.func-poptorch-decompose\+.*\.mlir", mlir[1]), mlir[1]
     assert any("convert-poptorch-to-linalg" in n for n in mlir)
-    assert mlir[-1].endswith("reconcile-unrealized-casts.mlir")
+    assert mlir[-1].endswith("poptorch-kernel-codegen.mlir")
     assert [int(n[:2]) for n in mlir] == list(range(len(mlir)))
     for extra in ("pipeline.txt", "replay.sh", "ops.txt", "timings.txt", "graph.dot"):
         assert extra in names

@@ -89,7 +89,7 @@ mlir::poptorch::getCompilePipelineStages() {
       // intrinsic (asinh, erfc, f64 erf, ...) into vector ops: it runs before
       // convert-vector-to-llvm.
       {"to-llvm",
-       "builtin.module(poptorch-approximate-math, "
+       "builtin.module(poptorch-outline-kernels, poptorch-approximate-math, "
        // bf16 truncations in integer ops: x86 LLVM cannot legalize a vector
        // fptrunc to bfloat.
        "func.func(arith-expand{include-bf16=true}), "
@@ -103,7 +103,7 @@ mlir::poptorch::getCompilePipelineStages() {
            "convert-arith-to-llvm, convert-ub-to-llvm, "
            "convert-cf-to-llvm, "
            "convert-func-to-llvm, convert-index-to-llvm, "
-           "reconcile-unrealized-casts)"},
+           "reconcile-unrealized-casts, poptorch-kernel-codegen)"},
   };
 }
 

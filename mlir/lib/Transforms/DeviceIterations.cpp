@@ -164,6 +164,8 @@ struct DeviceIterationsPass
     }
 
     auto loop = scf::ForOp::create(b, loc, c0, cIters, c1, inits);
+    // poptorch-outline-kernels outlines the kernels inside, not the loop.
+    loop->setAttr("poptorch.device_loop", b.getUnitAttr());
     if (!loop.getBody()->empty()) // the default yield of a loop without values
       loop.getBody()->getTerminator()->erase();
     b.setInsertionPointToStart(loop.getBody());

@@ -65,6 +65,38 @@ def PoptorchTileAndVectorize : Pass<"poptorch-tile-and-vectorize", "ModuleOp"> {
   ];
 }
 
+def PoptorchOutlineKernels : Pass<"poptorch-outline-kernels", "ModuleOp"> {
+  let summary = "Outline each loop nest of the entry functions into a kernel function, one per distinct body";
+  let description = [{
+    After bufferization, every top-level loop nest (scf.for, scf.forall,
+    scf.parallel) or linalg op without results of a public function becomes
+    a private `func.func @__kernel_N` taking the memrefs and scalars it uses
+    (constants are cloned in), called in its place. Kernels with the same
+    body (the same op on the same types, e.g. the layers of a transformer)
+    become one function, so LLVM optimizes and compiles each distinct kernel
+    once, and no single function grows with the model: code generation time
+    follows the number of distinct kernels, not of ops. Kernels are marked
+    kept out of line (see poptorch-kernel-codegen). The device-iteration
+    loop (`poptorch.device_loop`) is not a kernel; the kernels inside it are.
+    Kernels are marked `poptorch.kernel` and what calls them
+    `poptorch.glue`, for poptorch-kernel-codegen.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
+def PoptorchKernelCodegen : Pass<"poptorch-kernel-codegen", "ModuleOp"> {
+  let summary = "Set LLVM code generation attributes of kernels and glue";
+  let description = [{
+    After func-to-llvm: kernels (`poptorch.kernel`) are `no_inline`, so that
+    LLVM does not paste them back into their callers; the glue that calls
+    them (`poptorch.glue`: allocations, views and calls in one long basic
+    block) is `no_inline optimize_none`, compiled by LLVM's fast instruction
+    selector, since optimizing it gains nothing at run time and its
+    selection DAG is what made code generation grow faster than the model.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def PoptorchApproximateMath : Pass<"poptorch-approximate-math"> {
   let summary = "Replace math ops that have no LLVM intrinsic by polynomial approximations";
   let description = [{
