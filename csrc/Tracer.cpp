@@ -241,6 +241,33 @@ TracedValue *Tracer::lookup(const at::Tensor &t) {
 
 bool Tracer::isTraced(const at::Tensor &t) { return lookup(t) != nullptr; }
 
+void Tracer::setBlock(const std::string &block, int64_t stage, int64_t ipu,
+                      int64_t phase, bool backfill) {
+  using poptorch_bridge::AttrValue;
+  auto str = [](const std::string &s) {
+    AttrValue a;
+    a.kind = AttrValue::Str;
+    a.s = s;
+    return a;
+  };
+  auto i64 = [](int64_t i) {
+    AttrValue a;
+    a.kind = AttrValue::I64;
+    a.i = i;
+    return a;
+  };
+  builder.setStamp({{"poptorch.block", str(block)},
+                    {"poptorch.stage", i64(stage)},
+                    {"poptorch.ipu", i64(ipu)},
+                    {"poptorch.phase", i64(phase)}},
+                   backfill);
+}
+
+ValueId Tracer::valueIdOf(const at::Tensor &t) {
+  TracedValue *v = lookup(t);
+  return v ? v->value : -1;
+}
+
 void Tracer::bindValue(const at::Tensor &t, ValueId v) {
   values.insert_or_assign(t.unsafeGetTensorImpl(), TracedValue(t))
       .first->second.value = v;

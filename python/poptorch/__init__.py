@@ -10,6 +10,7 @@ import atexit
 import torch  # noqa: F401  (the extension needs torch's libraries loaded first)
 
 from . import _C, enums, experimental
+from ._blocks import BeginBlock, Block, BlockFunction, removeBlocks
 from ._dataloader import AsynchronousDataAccessor, DataLoader
 from ._debug import bisect, explain, replay, write_bundle
 from ._helpers import (
@@ -38,6 +39,9 @@ __version__ = "0.1.0"
 __all__ = [
     *enums.__all__,
     "AsynchronousDataAccessor",
+    "BeginBlock",
+    "Block",
+    "BlockFunction",
     "DataLoader",
     "Executable",
     "Options",
@@ -60,6 +64,7 @@ __all__ = [
     "logger",
     "nop",
     "recomputationCheckpoint",
+    "removeBlocks",
     "set_available_memory",
     "replay",
     "setLogLevel",

@@ -53,7 +53,7 @@ class PoplarExecutor:
                                                     args, kwargs)
         graph = trace(self._user_model, *micro_args,
                       source_location_excludes=self._options._values["source_location_excludes"],
-                      **micro_kwargs)
+                      execution_strategy=self._options.execution_strategy, **micro_kwargs)
         self._executable = graph.compile(self._options)
         self._signature = self._executable.signature
         self._attached = True

@@ -21,7 +21,7 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
-from . import _C, _helpers
+from . import _blocks, _C, _helpers
 from ._batching import Batching
 from ._logging import logger
 
@@ -134,6 +134,8 @@ class TracedGraph:
         # The argument holding the random state [seed, calls] after the
         # inputs, parameters and buffers (-1: the model draws no random numbers).
         self.random_state_arg = random_state_arg
+        # Where each block entered while tracing ran (poptorch.BeginBlock/Block).
+        self.blocks: list[_blocks.BlockPlacement] = []
 
     @property
     def num_inputs(self) -> int:
@@ -145,6 +147,11 @@ class TracedGraph:
 
         options = options or Options()
         batching = Batching.from_options(options)
+        from . import _options_impl
+
+        _blocks.check_placements(
+            self.blocks, options.execution_strategy, batching.iterations,
+            lambda option: _options_impl.report_not_in_effect(option, options._report))
         dump_dir = options._dump_dir_for(self)
         start = time.perf_counter()
         cache_path, cache_key = _cache_entry(options, self.mlir, batching.device_loop())
@@ -207,6 +214,7 @@ def trace(
     model: Callable[..., Any],
     *args: Any,
     source_location_excludes: Sequence[str] = (),
+    execution_strategy: Any = None,
     **kwargs: Any,
 ) -> TracedGraph:
     """Traces ``model(*args, **kwargs)`` into a :class:`TracedGraph`.
@@ -267,6 +275,7 @@ def trace(
 
     tracer.activate()
     _helpers._tracing_depth += 1
+    _blocks.start_tracing(tracer, execution_strategy)
     try:
         with torch.inference_mode():
             out = torch.func.functionalize(run, remove="mutations_and_views")(
@@ -275,6 +284,7 @@ def trace(
         tensors = [x for x in out_leaves if isinstance(x, torch.Tensor)]
         num_output_results, output_results = tracer.finish(tensors)
     finally:
+        placements = _blocks.end_tracing()
         _helpers._tracing_depth -= 1
         tracer.deactivate()
 
@@ -295,6 +305,7 @@ def trace(
         trace_seconds=elapsed,
         random_state_arg=tracer.random_state_arg,
     )
+    graph.blocks = placements
     _debug.graph_traced(graph, model, tracer)
     return graph
 

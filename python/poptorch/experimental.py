@@ -40,7 +40,8 @@ class IPUContext:
             # iterations or replicas (see _batching).
             micro_args, micro_kwargs = micro_batch_call(Batching.from_options(self._options),
                                                         args, kwargs)
-            graph = trace(target, *micro_args, **micro_kwargs)
+            graph = trace(target, *micro_args,
+                          execution_strategy=self._options.execution_strategy, **micro_kwargs)
             self._executable = graph.compile(self._options)
         return self._executable.run_unchecked(args, kwargs)
 
