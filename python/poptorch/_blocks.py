@@ -152,15 +152,6 @@ class _Tracker:
                 f"{latest} ran: {name} runs the stages in order, so the model must enter them in "
                 "increasing stage order (a stage cannot consume the output of a later stage)")
 
-    def end_scope(self, previous: BlockPlacement | None) -> None:
-        """Leaving ``with Block(...)``: the enclosing block continues, if any."""
-        if previous is not None and previous != self.current:
-            self._check_order(self.current, previous)
-            self.current = previous
-            self.entered.append(previous)
-            self.tracer.set_block(previous.block, previous.stage, previous.ipu, previous.phase,
-                                  False)
-
     def summary(self) -> list[BlockPlacement]:
         return list(self.entered)
 
@@ -205,26 +196,23 @@ class Block:
     """``with poptorch.Block("B", ipu_id=1): ...``: the ops inside belong to block "B".
 
     Blocks without a ``user_id`` are numbered "0", "1", ... in the order they
-    start. When the scope ends, the enclosing block (if any) continues.
+    start. As with ``BeginBlock``, a block lasts until the next block starts:
+    ops after the ``with`` statement stay in block "B" (going back to an
+    enclosing block would run an earlier stage after a later one).
     """
 
     def __init__(self, user_id: str | None = None, ipu_id: int | None = None) -> None:
         _check_ids(user_id, ipu_id, "Block")
         self.user_id = user_id
         self.ipu_id = ipu_id
-        self._previous: list[BlockPlacement | None] = []
 
     def __enter__(self) -> Block:
         if _tracker is not None:
-            self._previous.append(_tracker.current)
             _tracker.begin(self.user_id, self.ipu_id)
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        if _tracker is not None and self._previous:
-            previous = self._previous.pop()
-            if exc[0] is None:
-                _tracker.end_scope(previous)
+        return None
 
 
 class _BlockHook:

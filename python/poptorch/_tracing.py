@@ -21,7 +21,7 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
-from . import _blocks, _C, _helpers
+from . import _C, _blocks, _helpers
 from ._batching import Batching
 from ._logging import logger
 
