@@ -275,6 +275,7 @@ def trace(
 
     tracer.activate()
     _helpers._tracing_depth += 1
+    previous_tracer, _helpers._tracer = _helpers._tracer, tracer
     _blocks.start_tracing(tracer, execution_strategy)
     try:
         with torch.inference_mode():
@@ -286,6 +287,7 @@ def trace(
     finally:
         placements = _blocks.end_tracing()
         _helpers._tracing_depth -= 1
+        _helpers._tracer = previous_tracer
         tracer.deactivate()
 
     elapsed = time.perf_counter() - start
@@ -334,6 +336,9 @@ class Executable:
         self._broadcast = broadcast_buffers or self.batching.replicas == 1
         self.load_seconds = 0.0
         self.first_run_seconds: float | None = None
+        # time.perf_counter() of the last call: inputs requested, inputs copied
+        # to program buffers, program finished, outputs handed back.
+        self.timestamps: tuple[float, float, float, float] | None = None
         self._device_state: list[torch.Tensor] = []
         self._replica_state: list[list[torch.Tensor]] = []  # replicas 1.. without broadcast
         # [seed, calls]: an input of the program that each call advances.
@@ -440,6 +445,7 @@ class Executable:
         else:
             leaves = pytree.tree_leaves((tuple(args), dict(kwargs)))
             user_inputs = [x for x in leaves if isinstance(x, torch.Tensor)]
+        start = time.perf_counter()
         # Program buffers are contiguous CPU tensors (ipu inputs are host memory too).
         inputs = [x.detach().cpu().contiguous() for x in user_inputs]
         batching = self.batching
@@ -447,8 +453,12 @@ class Executable:
             # The common call: one micro-batch, no writes (kept short: this is
             # most of the per-call host overhead of a small model).
             outputs = [torch.empty(shape, dtype=dtype) for shape, dtype in self._result_specs]
+            copied = time.perf_counter()
             self._program.run(inputs + self._device_state, outputs)
-            return self._unflatten_outputs(outputs)
+            ran = time.perf_counter()
+            result = self._unflatten_outputs(outputs)
+            self.timestamps = (start, copied, ran, time.perf_counter())
+            return result
         if batching.looped:
             inputs = [batching.split_input(x) for x in inputs]
         replicas = batching.replicas
@@ -470,10 +480,12 @@ class Executable:
                         for arg in graph.buffer_update_args]
             runs_in.append(run_in)
             runs_out.append(run_out)
+        copied = time.perf_counter()
         if replicas == 1:
             self._program.run(runs_in[0], runs_out[0])
         else:
             self._program.run_replicas(runs_in, runs_out)
+        ran = time.perf_counter()
         n_out = graph.num_output_results
         if graph.buffer_update_args:
             self._write_back(user_inputs, [out[n_out:] for out in runs_out])
@@ -482,7 +494,9 @@ class Executable:
                        for i, shape in enumerate(self._output_shapes)]
         else:
             outputs = runs_out[0]
-        return self._unflatten_outputs(outputs)
+        result = self._unflatten_outputs(outputs)
+        self.timestamps = (start, copied, ran, time.perf_counter())
+        return result
 
     def _unflatten_outputs(self, outputs: list[torch.Tensor]) -> Any:
         graph = self.graph
