@@ -263,6 +263,20 @@ void Tracer::setBlock(const std::string &block, int64_t stage, int64_t ipu,
                    backfill);
 }
 
+void Tracer::printTensor(const at::Tensor &t, const std::string &title) {
+  const std::string opName = "poptorch.ipu_print_tensor";
+  if (!isIpu(t))
+    fail(opName, "expects a tensor of the model (an ipu tensor while tracing)");
+  ValueId in = valueOf(t, std::nullopt, opName);
+  poptorch_bridge::AttrValue text;
+  text.kind = poptorch_bridge::AttrValue::Str;
+  text.s = title;
+  ValueId out =
+      builder.addOp("poptorch.print_tensor", {{in}}, {{"title", text}},
+                    {builder.typeOf(in)}, sourceLocation())[0];
+  bindValue(t, out);
+}
+
 ValueId Tracer::valueIdOf(const at::Tensor &t) {
   TracedValue *v = lookup(t);
   return v ? v->value : -1;

@@ -96,6 +96,9 @@ public:
   /// With `backfill`, the ops captured so far get them too.
   void setBlock(const std::string &block, int64_t stage, int64_t ipu,
                 int64_t phase, bool backfill);
+  /// poptorch.ipu_print_tensor: `t` is printed with `title` when the program
+  /// runs; `t` then holds the print op's result (the same value).
+  void printTensor(const at::Tensor &t, const std::string &title);
   /// The traced value of `t` (poptorch.getIpuTensorId), -1 if it has none.
   ValueId valueIdOf(const at::Tensor &t);
 

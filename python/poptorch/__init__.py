@@ -14,7 +14,10 @@ from ._blocks import BeginBlock, Block, BlockFunction, removeBlocks
 from ._dataloader import AsynchronousDataAccessor, DataLoader
 from ._debug import bisect, explain, replay, write_bundle
 from ._helpers import (
+    dynamic_slice,
+    getIpuTensorId,
     identity_loss,
+    ipu_print_tensor,
     isRunningOnIpu,
     nop,
     recomputationCheckpoint,
@@ -56,10 +59,13 @@ __all__ = [
     "TracedGraph",
     "bisect",
     "explain",
+    "dynamic_slice",
     "experimental",
+    "getIpuTensorId",
     "identity_loss",
     "isRunningOnIpu",
     "inferenceModel",
+    "ipu_print_tensor",
     "load",
     "logger",
     "nop",

@@ -112,3 +112,24 @@ def getIpuTensorId(tensor: torch.Tensor) -> int:  # noqa: N802
         raise RuntimeError("poptorch.getIpuTensorId: the tensor is not an ipu tensor; ids exist only "
                            "while a model is traced for the ipu (inside its forward)")
     return int(_tracer.value_id(_traced(tensor)))
+
+
+def ipu_print_tensor(tensor: torch.Tensor, title: str = "", print_gradient: bool = True,
+                     **_format: Any) -> torch.Tensor:
+    """PopTorch's ipu_print_tensor: prints ``tensor``'s value, prefixed by ``title``, each
+    time the compiled program runs (from inside the program, on stdout), and returns it.
+
+    Use the returned tensor downstream, as with PopTorch (here the print op is
+    kept even when its result is unused). ``print_gradient`` only applies to
+    training; PopTorch's formatting keywords are accepted and ignored: the
+    format is fixed (tensors over 1000 elements are summarised with the first
+    and last 3 entries of each dimension). Called outside a traced model, it
+    prints with torch's formatting.
+    """
+    if not isinstance(tensor, torch.Tensor):
+        raise TypeError(f"poptorch.ipu_print_tensor expects a tensor, got {type(tensor).__name__}")
+    if _tracer is not None:
+        _tracer.print_tensor(_traced(tensor), str(title))
+        return tensor
+    print(f"{title}: {tensor}" if title else str(tensor), flush=True)
+    return tensor
