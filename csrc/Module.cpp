@@ -130,7 +130,12 @@ PYBIND11_MODULE(_C, m) {
                                }
                                return out;
                              })
-      .def_property_readonly("random_state_arg", &Tracer::randomStateArg);
+      .def_property_readonly("random_state_arg", &Tracer::randomStateArg)
+      .def("set_block", &Tracer::setBlock, py::arg("block"), py::arg("stage"),
+           py::arg("ipu"), py::arg("phase"), py::arg("backfill") = false)
+      .def("value_id", &Tracer::valueIdOf, py::arg("tensor"))
+      .def("print_tensor", &Tracer::printTensor, py::arg("tensor"),
+           py::arg("title"));
 
   m.def("set_trace_sink", [](py::object fn) {
     if (fn.is_none())

@@ -241,6 +241,47 @@ TracedValue *Tracer::lookup(const at::Tensor &t) {
 
 bool Tracer::isTraced(const at::Tensor &t) { return lookup(t) != nullptr; }
 
+void Tracer::setBlock(const std::string &block, int64_t stage, int64_t ipu,
+                      int64_t phase, bool backfill) {
+  using poptorch_bridge::AttrValue;
+  auto str = [](const std::string &s) {
+    AttrValue a;
+    a.kind = AttrValue::Str;
+    a.s = s;
+    return a;
+  };
+  auto i64 = [](int64_t i) {
+    AttrValue a;
+    a.kind = AttrValue::I64;
+    a.i = i;
+    return a;
+  };
+  builder.setStamp({{"poptorch.block", str(block)},
+                    {"poptorch.stage", i64(stage)},
+                    {"poptorch.ipu", i64(ipu)},
+                    {"poptorch.phase", i64(phase)}},
+                   backfill);
+}
+
+void Tracer::printTensor(const at::Tensor &t, const std::string &title) {
+  const std::string opName = "poptorch.ipu_print_tensor";
+  if (!isIpu(t))
+    fail(opName, "expects a tensor of the model (an ipu tensor while tracing)");
+  ValueId in = valueOf(t, std::nullopt, opName);
+  poptorch_bridge::AttrValue text;
+  text.kind = poptorch_bridge::AttrValue::Str;
+  text.s = title;
+  ValueId out =
+      builder.addOp("poptorch.print_tensor", {{in}}, {{"title", text}},
+                    {builder.typeOf(in)}, sourceLocation())[0];
+  bindValue(t, out);
+}
+
+ValueId Tracer::valueIdOf(const at::Tensor &t) {
+  TracedValue *v = lookup(t);
+  return v ? v->value : -1;
+}
+
 void Tracer::bindValue(const at::Tensor &t, ValueId v) {
   values.insert_or_assign(t.unsafeGetTensorImpl(), TracedValue(t))
       .first->second.value = v;

@@ -91,6 +91,16 @@ public:
   /// The argument index of the random state [seed, calls] (-1 when the
   /// program draws no random numbers); each call returns it advanced.
   int64_t randomStateArg() const { return randomArg; }
+  /// Ops captured from now on belong to this block, stage, ipu and phase
+  /// (poptorch.BeginBlock / Block): they carry `poptorch.block`, ...
+  /// With `backfill`, the ops captured so far get them too.
+  void setBlock(const std::string &block, int64_t stage, int64_t ipu,
+                int64_t phase, bool backfill);
+  /// poptorch.ipu_print_tensor: `t` is printed with `title` when the program
+  /// runs; `t` then holds the print op's result (the same value).
+  void printTensor(const at::Tensor &t, const std::string &title);
+  /// The traced value of `t` (poptorch.getIpuTensorId), -1 if it has none.
+  ValueId valueIdOf(const at::Tensor &t);
 
   // Entry points from the device kernels.
   void capture(const c10::OperatorHandle &op, torch::jit::Stack *stack);

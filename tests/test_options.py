@@ -141,12 +141,25 @@ SETTERS: list[Case] = [
      ("execution_strategy", "auto_stage"), AutoStage.SameAsIpu, None),
     ("setExecutionStrategy=AutoIncrement",
      lambda o: o.setExecutionStrategy(PipelinedExecution(AutoStage.AutoIncrement)), "",
-     ("execution_strategy", "auto_stage"), AutoStage.AutoIncrement, "setExecutionStrategy"),
+     ("execution_strategy", "auto_stage"), AutoStage.AutoIncrement, None),
     ("setExecutionStrategy=Sharded", lambda o: o.setExecutionStrategy(ShardedExecution("a", "b")), "",
-     ("execution_strategy", "strategy"), "ShardedExecution", "setExecutionStrategy"),
+     ("execution_strategy", "strategy"), "ShardedExecution", None),
     ("setExecutionStrategy=SerialPhased",
      lambda o: o.setExecutionStrategy(SerialPhasedExecution(Phase("a"), Phase("b"))), "",
-     ("execution_strategy", "strategy"), "SerialPhasedExecution", "setExecutionStrategy"),
+     ("execution_strategy", "strategy"), "SerialPhasedExecution", None),
+    ("setExecutionStrategy=SerialPhased,liveness",
+     lambda o: o.setExecutionStrategy(SerialPhasedExecution(Phase("a")).setTensorsLiveness(
+         Liveness.OffChipAfterEachPhase)), "", ("execution_strategy", "tensors_liveness"),
+     Liveness.OffChipAfterEachPhase, "SerialPhasedExecution.tensorsLiveness"),
+    ("setExecutionStrategy=ParallelPhased,offchip",
+     lambda o: o.setExecutionStrategy(ParallelPhasedExecution(Phase("a"))
+                                      .sendTensorsOffChipAfterFwd()), "",
+     ("execution_strategy", "tensors_liveness"), Liveness.OffChipAfterFwd,
+     "ParallelPhasedExecution.tensorsLiveness"),
+    ("setExecutionStrategy=useSeparateBackwardPhase",
+     lambda o: o.setExecutionStrategy(SerialPhasedExecution(Phase("a"))
+                                      .useSeparateBackwardPhase()), "",
+     ("execution_strategy", "separate_backward_phase"), True, "useSeparateBackwardPhase"),
     ("setAvailableMemoryProportion",
      lambda o: o.setAvailableMemoryProportion({"IPU0": 0.5, "IPU3": 1}), "",
      ("available_memory_proportion",), {0: 0.5, 3: 1.0}, "setAvailableMemoryProportion"),
@@ -326,6 +339,7 @@ def test_setter(case: Case) -> None:
 def test_every_not_in_effect_entry_is_exercised() -> None:
     warned = {c[5] for c in SETTERS if c[5] is not None}
     warned.add("Distributed.setEnvVarNames")  # test_distributed_reads_environment
+    warned.add("PipelinedExecution")  # reported when compiling: tests/test_blocks.py
     assert set(_options_impl.NOT_IN_EFFECT) <= warned
     assert {w for w in warned if not w.startswith('_Popart.set("')} <= set(_options_impl.NOT_IN_EFFECT)
 
@@ -550,13 +564,15 @@ def test_clone_is_deep_and_keeps_the_report() -> None:
 
 def test_report_pairs_name_option_and_reason() -> None:
     with recorded():
-        opts = Options().deviceIterations(4).setExecutionStrategy(ShardedExecution()).autoRoundNumIPUs()
+        opts = Options().deviceIterations(4).setExecutionStrategy(
+            SerialPhasedExecution(Phase("a")).setTensorsLiveness(Liveness.OffChipAfterFwd)
+        ).autoRoundNumIPUs()
         opts._Popart.set("autoRecomputation", int(popart.RecomputationType.Pipeline))
         opts._Popart.set("enableOutlining", False)
     report = dict(opts._not_applicable_report())
-    assert list(report) == ["setExecutionStrategy", "autoRoundNumIPUs", '_Popart.set("autoRecomputation")',
-                            '_Popart.set("enableOutlining")']
-    assert report["setExecutionStrategy"].startswith("not honoured yet: pipelined, sharded")
+    assert list(report) == ["SerialPhasedExecution.tensorsLiveness", "autoRoundNumIPUs",
+                            '_Popart.set("autoRecomputation")', '_Popart.set("enableOutlining")']
+    assert report["SerialPhasedExecution.tensorsLiveness"].startswith("not applicable: all tensors")
     assert report["autoRoundNumIPUs"].startswith("not applicable: ")
     assert "only applies to training" in report['_Popart.set("autoRecomputation")']
     assert "only applies to training" not in report['_Popart.set("enableOutlining")']
@@ -853,7 +869,6 @@ SEED_WARNINGS = [
     '_Popart.set("autoRecomputation")',
     '_Popart.set("disableGradAccumulationTensorStreams")',
     '_Popart.set("outlineThreshold")',
-    "setExecutionStrategy",
     '_Popart.set("accumulateOuterFragmentSettings.schedule")',
     '_Popart.set("accumulateOuterFragmentSettings.excludedVirtualGraphs")',
     "setAvailableMemoryProportion",

@@ -87,6 +87,11 @@ public:
         const std::vector<std::vector<ValueId>> &operandGroups,
         const std::vector<std::pair<std::string, AttrValue>> &attrs,
         const std::vector<TensorType> &resultTypes, const SourceLoc &loc);
+  /// Attributes added to every op created from now on (the current block,
+  /// stage, ipu and phase: `poptorch.block`, `poptorch.stage`, ...). With
+  /// `backfill`, ops created before that carry none of them get them too.
+  void setStamp(std::vector<std::pair<std::string, AttrValue>> attrs,
+                bool backfill);
   /// True if `opName` is a registered op of the dialect.
   bool hasOp(const std::string &opName) const;
   TensorType typeOf(ValueId v) const;

@@ -106,6 +106,7 @@ struct GraphBuilder::Impl {
   std::vector<Value> values;
   std::string diagnostics;
   std::unique_ptr<ScopedDiagnosticHandler> handler;
+  std::vector<std::pair<std::string, AttrValue>> stamp;
 
   Impl() {
     ctx.loadDialect<func::FuncDialect, poptorch::PoptorchDialect>();
@@ -205,7 +206,22 @@ ValueId GraphBuilder::addConstant(const TensorType &type, const void *data) {
   b.setInsertionPointToEnd(impl->body);
   auto op = poptorch::ConstantOp::create(b, UnknownLoc::get(&impl->ctx), ty,
                                          cast<ElementsAttr>(value));
+  for (auto &[attrName, v] : impl->stamp)
+    op->setAttr(attrName, impl->attr(v));
   return impl->add(op.getResult());
+}
+
+void GraphBuilder::setStamp(
+    std::vector<std::pair<std::string, AttrValue>> attrs, bool backfill) {
+  impl->stamp = std::move(attrs);
+  if (!backfill || impl->stamp.empty())
+    return;
+  for (Operation &op : *impl->body) {
+    if (op.hasAttr(impl->stamp.front().first))
+      continue;
+    for (auto &[attrName, v] : impl->stamp)
+      op.setAttr(attrName, impl->attr(v));
+  }
 }
 
 bool GraphBuilder::hasOp(const std::string &opName) const {
@@ -233,6 +249,8 @@ GraphBuilder::addOp(const std::string &opName,
   if (name->hasTrait<OpTrait::AttrSizedOperandSegments>())
     state.addAttribute("operandSegmentSizes", b.getDenseI32ArrayAttr(segments));
   for (auto &[attrName, value] : attrs)
+    state.addAttribute(attrName, impl->attr(value));
+  for (auto &[attrName, value] : impl->stamp)
     state.addAttribute(attrName, impl->attr(value));
   for (auto &t : resultTypes)
     state.addTypes(impl->tensorType(t));

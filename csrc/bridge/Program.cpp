@@ -44,11 +44,13 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <optional>
 #include <set>
+#include <type_traits>
 #include <unistd.h>
 
 using namespace mlir;
@@ -81,8 +83,165 @@ void initOnce() {
   (void)done;
 }
 
+//===----------------------------------------------------------------------===//
+// poptorch.ipu_print_tensor's runtime: poptorch_print_tensor_<type>(data,
+// title), called by the compiled program with unranked memrefs (each passed
+// as rank + pointer to the ranked descriptor: allocated, aligned, offset,
+// sizes[rank], strides[rank]). Prints "<title>: <values>" on stdout, in
+// PyTorch's nested-bracket layout; tensors over 1000 elements show the first
+// and last 3 entries of each dimension (PopTorch's summarise_threshold and
+// edge_items defaults).
+//===----------------------------------------------------------------------===//
+
+struct DescriptorView {
+  const char *base = nullptr; // aligned + offset, in elements of `elemSize`
+  std::vector<int64_t> sizes, strides;
+};
+
+DescriptorView viewOf(int64_t rank, void *descriptor, size_t elemSize) {
+  auto *words = static_cast<int64_t *>(descriptor);
+  DescriptorView v;
+  const char *aligned = reinterpret_cast<const char *>(words[1]);
+  v.base = aligned + words[2] * static_cast<int64_t>(elemSize);
+  v.sizes.assign(words + 3, words + 3 + rank);
+  v.strides.assign(words + 3 + rank, words + 3 + 2 * rank);
+  return v;
+}
+
+float halfToFloat(uint16_t h) {
+  uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f,
+           mant = h & 0x3ffu, bits;
+  if (exp == 0x1f) {
+    bits = sign | 0x7f800000u | (mant << 13);
+  } else if (exp == 0) {
+    if (mant == 0) {
+      bits = sign;
+    } else { // subnormal: normalise
+      int e = -1;
+      do {
+        ++e;
+        mant <<= 1;
+      } while ((mant & 0x400u) == 0);
+      bits = sign | ((112 - e) << 23) | ((mant & 0x3ffu) << 13);
+    }
+  } else {
+    bits = sign | ((exp + 112) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
+template <typename T> std::string formatElement(const char *p) {
+  char buf[64];
+  if constexpr (std::is_same_v<T, bool>) {
+    return *reinterpret_cast<const uint8_t *>(p) ? "True" : "False";
+  } else if constexpr (std::is_floating_point_v<T>) {
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    std::snprintf(buf, sizeof(buf), "%.8g", static_cast<double>(v));
+  } else {
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    std::snprintf(buf, sizeof(buf), "%lld", static_cast<long long>(v));
+  }
+  return buf;
+}
+
+struct Half {};
+struct BFloat16 {};
+template <> std::string formatElement<Half>(const char *p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  float f = halfToFloat(h);
+  return formatElement<float>(reinterpret_cast<const char *>(&f));
+}
+template <> std::string formatElement<BFloat16>(const char *p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  uint32_t bits = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return formatElement<float>(reinterpret_cast<const char *>(&f));
+}
+
+template <typename T> constexpr size_t storageSize() {
+  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
+    return 2;
+  else if constexpr (std::is_same_v<T, bool>)
+    return 1;
+  else
+    return sizeof(T);
+}
+
+template <typename T>
+void formatTensor(std::string &out, const DescriptorView &v, size_t dim,
+                  const char *p, bool summarise, int indent) {
+  if (dim == v.sizes.size()) {
+    out += formatElement<T>(p);
+    return;
+  }
+  constexpr int64_t kEdge = 3;
+  int64_t n = v.sizes[dim];
+  out += "[";
+  for (int64_t i = 0; i < n; ++i) {
+    if (summarise && n > 2 * kEdge && i == kEdge) {
+      out += dim + 1 == v.sizes.size()
+                 ? "..., "
+                 : "...,\n" + std::string(indent + 1, ' ');
+      i = n - kEdge;
+    }
+    formatTensor<T>(out, v, dim + 1,
+                    p + i * v.strides[dim] *
+                            static_cast<int64_t>(storageSize<T>()),
+                    summarise, indent + 1);
+    if (i + 1 < n)
+      out += dim + 1 == v.sizes.size() ? ", "
+                                       : ",\n" + std::string(indent + 1, ' ');
+  }
+  out += "]";
+}
+
+template <typename T>
+void printTensorRuntime(int64_t rank, void *data, int64_t titleRank,
+                        void *title) {
+  DescriptorView v = viewOf(rank, data, storageSize<T>());
+  DescriptorView t = viewOf(titleRank, title, 1);
+  int64_t numel = 1;
+  for (int64_t d : v.sizes)
+    numel *= d;
+  std::string text = t.base;
+  text += text.empty() ? "" : ": ";
+  formatTensor<T>(text, v, 0, v.base, numel > 1000,
+                  static_cast<int>(text.size()));
+  text += "\n";
+  static std::mutex m; // replicas print from their own threads
+  std::lock_guard<std::mutex> lock(m);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+}
+
+/// The runtime functions compiled programs may call, by symbol name.
+void addPoptorchRuntimeSymbols(llvm::StringMap<void *> &map) {
+  using Fn = void (*)(int64_t, void *, int64_t, void *);
+  auto add = [&](const char *suffix, Fn fn) {
+    map[std::string("poptorch_print_tensor_") + suffix] =
+        reinterpret_cast<void *>(fn);
+  };
+  add("f32", &printTensorRuntime<float>);
+  add("f64", &printTensorRuntime<double>);
+  add("f16", &printTensorRuntime<Half>);
+  add("bf16", &printTensorRuntime<BFloat16>);
+  add("i1", &printTensorRuntime<bool>);
+  add("i8", &printTensorRuntime<int8_t>);
+  add("ui8", &printTensorRuntime<uint8_t>);
+  add("i16", &printTensorRuntime<int16_t>);
+  add("i32", &printTensorRuntime<int32_t>);
+  add("i64", &printTensorRuntime<int64_t>);
+}
+
 /// The async runtime's C API (mlirAsyncRuntime*), loaded on first use and
-/// kept for the life of the process.
+/// kept for the life of the process, plus poptorch's own runtime functions.
 const llvm::StringMap<void *> &asyncRuntimeSymbols() {
   static const auto *symbols = [] {
     auto *map = new llvm::StringMap<void *>();
@@ -101,6 +260,7 @@ const llvm::StringMap<void *> &asyncRuntimeSymbols() {
       throw CompileError(path + " has no " +
                          std::string(ExecutionEngine::kLibraryInitFnName));
     init(*map);
+    addPoptorchRuntimeSymbols(*map);
     return map;
   }();
   return *symbols;

@@ -10,10 +10,14 @@ import atexit
 import torch  # noqa: F401  (the extension needs torch's libraries loaded first)
 
 from . import _C, enums, experimental
+from ._blocks import BeginBlock, Block, BlockFunction, removeBlocks
 from ._dataloader import AsynchronousDataAccessor, DataLoader
 from ._debug import bisect, explain, replay, write_bundle
 from ._helpers import (
+    dynamic_slice,
+    getIpuTensorId,
     identity_loss,
+    ipu_print_tensor,
     isRunningOnIpu,
     nop,
     recomputationCheckpoint,
@@ -38,6 +42,9 @@ __version__ = "0.1.0"
 __all__ = [
     *enums.__all__,
     "AsynchronousDataAccessor",
+    "BeginBlock",
+    "Block",
+    "BlockFunction",
     "DataLoader",
     "Executable",
     "Options",
@@ -52,14 +59,18 @@ __all__ = [
     "TracedGraph",
     "bisect",
     "explain",
+    "dynamic_slice",
     "experimental",
+    "getIpuTensorId",
     "identity_loss",
     "isRunningOnIpu",
     "inferenceModel",
+    "ipu_print_tensor",
     "load",
     "logger",
     "nop",
     "recomputationCheckpoint",
+    "removeBlocks",
     "set_available_memory",
     "replay",
     "setLogLevel",

@@ -13,6 +13,7 @@ from typing import Any
 import torch
 
 _tracing_depth = 0  # > 0 while trace() runs a model (set by _tracing)
+_tracer: Any = None  # the active _C.Tracer while trace() runs a model
 
 
 def isRunningOnIpu() -> bool:  # noqa: N802
@@ -52,3 +53,83 @@ def identity_loss(x: torch.Tensor, reduction: str) -> torch.Tensor:
         return x
     raise ValueError(f'poptorch.identity_loss: reduction must be "sum", "mean" or "none", '
                      f"got {reduction!r}")
+
+
+def dynamic_slice(tensor: torch.Tensor, dim: int, start: torch.Tensor | int, size: int,
+                  step: int = 1) -> torch.Tensor:
+    """PopTorch's dynamic_slice: ``size`` elements of ``tensor`` along ``dim`` from ``start``
+    (a 1-element integer tensor the program computes, or an int), ``step`` apart.
+
+    ``size`` and ``step`` are Python ints (the output shape is static); ``start``
+    is a run-time value: the slice is a gather at ``start + step * arange(size)``.
+    A start that would read past either end is clamped so that the slice
+    stays inside the tensor (Poplar's dynamic slice never reads out of bounds).
+    """
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise ValueError(f"poptorch.dynamic_slice: size must be an int >= 0, got {size!r}")
+    if isinstance(step, bool) or not isinstance(step, int) or step < 1:
+        raise ValueError(f"poptorch.dynamic_slice: step must be an int >= 1, got {step!r}")
+    if not -tensor.dim() <= dim < max(tensor.dim(), 1):
+        raise IndexError(f"poptorch.dynamic_slice: dim {dim} is out of range for a "
+                         f"{tensor.dim()}-dim tensor")
+    dim = dim % tensor.dim()
+    extent = tensor.shape[dim]
+    span = (size - 1) * step + 1 if size > 0 else 0
+    if span > extent:
+        raise ValueError(f"poptorch.dynamic_slice: a slice of size {size} with step {step} spans "
+                         f"{span} elements, but dimension {dim} has {extent}")
+    if isinstance(start, torch.Tensor):
+        if start.numel() != 1 or start.dtype.is_floating_point or start.dtype.is_complex \
+                or start.dtype == torch.bool:
+            raise ValueError("poptorch.dynamic_slice: start must be an int or a 1-element integer "
+                             f"tensor, got {start.dtype} with shape {list(start.shape)}")
+        first = start.reshape(()).to(torch.int64)
+    else:
+        first = torch.tensor(int(start), dtype=torch.int64).to(tensor.device)
+    first = first.clamp(0, extent - span)
+    # Built on the host and moved: a constant of the program.
+    offsets = (torch.arange(size, dtype=torch.int64) * step).to(tensor.device)
+    index = first + offsets
+    return torch.index_select(tensor, dim, index)
+
+
+def _traced(tensor: torch.Tensor) -> torch.Tensor:
+    """The ipu tensor behind a functionalized one (what the tracer knows)."""
+    if torch._is_functional_tensor(tensor):
+        torch._sync(tensor)
+        return torch._from_functional_tensor(tensor)
+    return tensor
+
+
+def getIpuTensorId(tensor: torch.Tensor) -> int:  # noqa: N802
+    """PopTorch's id of an ipu tensor: the captured value it holds (``%<id>`` counts
+    arguments, constants and op results in capture order), or -1 for a tensor the
+    program does not compute (a constant the tracer has not captured yet).
+    Only meaningful while the model is traced."""
+    if not isinstance(tensor, torch.Tensor):
+        raise TypeError(f"poptorch.getIpuTensorId expects a tensor, got {type(tensor).__name__}")
+    if _tracer is None:
+        raise RuntimeError("poptorch.getIpuTensorId: the tensor is not an ipu tensor; ids exist only "
+                           "while a model is traced for the ipu (inside its forward)")
+    return int(_tracer.value_id(_traced(tensor)))
+
+
+def ipu_print_tensor(tensor: torch.Tensor, title: str = "", print_gradient: bool = True,
+                     **_format: Any) -> torch.Tensor:
+    """PopTorch's ipu_print_tensor: prints ``tensor``'s value, prefixed by ``title``, each
+    time the compiled program runs (from inside the program, on stdout), and returns it.
+
+    Use the returned tensor downstream, as with PopTorch (here the print op is
+    kept even when its result is unused). ``print_gradient`` only applies to
+    training; PopTorch's formatting keywords are accepted and ignored: the
+    format is fixed (tensors over 1000 elements are summarised with the first
+    and last 3 entries of each dimension). Called outside a traced model, it
+    prints with torch's formatting.
+    """
+    if not isinstance(tensor, torch.Tensor):
+        raise TypeError(f"poptorch.ipu_print_tensor expects a tensor, got {type(tensor).__name__}")
+    if _tracer is not None:
+        _tracer.print_tensor(_traced(tensor), str(title))
+        return tensor
+    print(f"{title}: {tensor}" if title else str(tensor), flush=True)
+    return tensor

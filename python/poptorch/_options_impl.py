@@ -58,8 +58,12 @@ NOT_IN_EFFECT: dict[str, NotInEffect] = {
     # -- top level
     "inputReplicaGrouping": _not_yet("replica groups are not implemented yet; every replica "
                                      "receives its own slice of the batch"),
-    "setExecutionStrategy": _not_yet("pipelined, sharded and phased execution are not implemented "
-                                     "yet; the whole model runs as one stage on the host CPU"),
+    "PipelinedExecution": _not_yet("the pipeline stages run one after another for each "
+                                   "micro-batch on this device, without overlapping micro-batches "
+                                   "across stages; the results are identical"),
+    "SerialPhasedExecution.tensorsLiveness": _na(_HOST_MEMORY),
+    "ParallelPhasedExecution.tensorsLiveness": _na(_HOST_MEMORY),
+    "useSeparateBackwardPhase": _na(_TRAINING_ONLY),
     "updatableNamedBuffers": _not_yet("copying named buffers to a compiled model is not implemented "
                                       "yet; buffers are the module's own tensors"),
     "autoRoundNumIPUs": _na("there is one host-CPU device and no IPU count to round up"),

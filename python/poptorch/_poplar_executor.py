@@ -53,7 +53,7 @@ class PoplarExecutor:
                                                     args, kwargs)
         graph = trace(self._user_model, *micro_args,
                       source_location_excludes=self._options._values["source_location_excludes"],
-                      **micro_kwargs)
+                      execution_strategy=self._options.execution_strategy, **micro_kwargs)
         self._executable = graph.compile(self._options)
         self._signature = self._executable.signature
         self._attached = True
@@ -135,6 +135,30 @@ class PoplarExecutor:
             raise RuntimeError("poptorch: cannot attach to the device: it is already attached")
         self._executable.copy_weights_to_device()
         self._attached = True
+
+    def getPerfCounters(self) -> dict[str, list[list[float]]]:  # noqa: N802
+        """Host timestamps (``time.perf_counter()`` seconds) of the last call, as PopTorch's
+        ``{'input': ..., 'input_complete': ..., 'output': ..., 'output_complete': ...}``.
+
+        Each value has one list per input (``input``, ``input_complete``) or per
+        output (``output``, ``output_complete``). The device-iteration loop runs
+        inside the compiled program, so each list holds one timestamp per call
+        (not one per iteration): ``input`` when the call started copying its
+        inputs into program buffers, ``input_complete`` when they were ready,
+        ``output`` when the program finished and ``output_complete`` when the
+        outputs were handed back. Only differences are meaningful.
+        """
+        executable = self._executable
+        if executable is None or executable.timestamps is None:
+            return {"input": [[]], "input_complete": [[]], "output": [[]],
+                    "output_complete": [[]]}
+        start, copied, ran, done = executable.timestamps
+        n_in = max(executable.graph.num_inputs, 1)
+        n_out = max(len(executable.graph.output_results), 1)
+        return {"input": [[start] for _ in range(n_in)],
+                "input_complete": [[copied] for _ in range(n_in)],
+                "output": [[ran] for _ in range(n_out)],
+                "output_complete": [[done] for _ in range(n_out)]}
 
     def destroy(self) -> None:
         self._executable = None

@@ -23,7 +23,7 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
-from . import _C, _helpers
+from . import _C, _blocks, _helpers
 from ._batching import Batching
 from ._logging import logger
 
@@ -141,6 +141,8 @@ class TracedGraph:
         # The argument holding the random state [seed, calls] after the
         # inputs, parameters and buffers (-1: the model draws no random numbers).
         self.random_state_arg = random_state_arg
+        # Where each block entered while tracing ran (poptorch.BeginBlock/Block).
+        self.blocks: list[_blocks.BlockPlacement] = []
 
     @property
     def mlir(self) -> str:
@@ -172,6 +174,11 @@ class TracedGraph:
 
         options = options or Options()
         batching = Batching.from_options(options)
+        from . import _options_impl
+
+        _blocks.check_placements(
+            self.blocks, options.execution_strategy, batching.iterations,
+            lambda option: _options_impl.report_not_in_effect(option, options._report))
         dump_dir = options._dump_dir_for(self)
         start = time.perf_counter()
         cache_path, cache_key = _cache_entry(options, self.mlir, batching.device_loop())
@@ -234,6 +241,7 @@ def trace(
     model: Callable[..., Any],
     *args: Any,
     source_location_excludes: Sequence[str] = (),
+    execution_strategy: Any = None,
     **kwargs: Any,
 ) -> TracedGraph:
     """Traces ``model(*args, **kwargs)`` into a :class:`TracedGraph`.
@@ -321,6 +329,8 @@ def _trace(model: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any
 
     tracer.activate()
     _helpers._tracing_depth += 1
+    previous_tracer, _helpers._tracer = _helpers._tracer, tracer
+    _blocks.start_tracing(tracer, execution_strategy)
     try:
         with torch.inference_mode(), \
                 torch.device(IPU) if default_ipu else contextlib.nullcontext():
@@ -330,7 +340,9 @@ def _trace(model: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any
         tensors = [x for x in out_leaves if isinstance(x, torch.Tensor)]
         num_output_results, output_results = tracer.finish(tensors)
     finally:
+        placements = _blocks.end_tracing()
         _helpers._tracing_depth -= 1
+        _helpers._tracer = previous_tracer
         tracer.deactivate()
 
     elapsed = time.perf_counter() - start
@@ -351,6 +363,7 @@ def _trace(model: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any
         random_state_arg=tracer.random_state_arg,
         tracer=tracer,
     )
+    graph.blocks = placements
     _debug.graph_traced(graph, model, tracer)
     return graph
 
@@ -379,6 +392,9 @@ class Executable:
         self._broadcast = broadcast_buffers or self.batching.replicas == 1
         self.load_seconds = 0.0
         self.first_run_seconds: float | None = None
+        # time.perf_counter() of the last call: inputs requested, inputs copied
+        # to program buffers, program finished, outputs handed back.
+        self.timestamps: tuple[float, float, float, float] | None = None
         self._device_state: list[torch.Tensor] = []
         self._replica_state: list[list[torch.Tensor]] = []  # replicas 1.. without broadcast
         # [seed, calls]: an input of the program that each call advances.
@@ -517,6 +533,7 @@ class Executable:
         else:
             leaves = pytree.tree_leaves((tuple(args), dict(kwargs)))
             user_inputs = [x for x in leaves if isinstance(x, torch.Tensor)]
+        start = time.perf_counter()
         # Program buffers are contiguous CPU tensors (ipu inputs are host memory too).
         inputs = [x.detach().cpu().contiguous() for x in user_inputs]
         batching = self.batching
@@ -524,8 +541,12 @@ class Executable:
             # The common call: one micro-batch, no writes (kept short: this is
             # most of the per-call host overhead of a small model).
             outputs = [torch.empty(shape, dtype=dtype) for shape, dtype in self._result_specs]
+            copied = time.perf_counter()
             self._program.run(inputs + self._device_state, outputs)
-            return self._unflatten_outputs(outputs)
+            ran = time.perf_counter()
+            result = self._unflatten_outputs(outputs)
+            self.timestamps = (start, copied, ran, time.perf_counter())
+            return result
         if batching.looped:
             inputs = [batching.split_input(x) for x in inputs]
         replicas = batching.replicas
@@ -547,10 +568,12 @@ class Executable:
                         for arg in graph.buffer_update_args]
             runs_in.append(run_in)
             runs_out.append(run_out)
+        copied = time.perf_counter()
         if replicas == 1:
             self._program.run(runs_in[0], runs_out[0])
         else:
             self._program.run_replicas(runs_in, runs_out)
+        ran = time.perf_counter()
         n_out = graph.num_output_results
         if graph.buffer_update_args:
             self._write_back(user_inputs, [out[n_out:] for out in runs_out])
@@ -559,7 +582,9 @@ class Executable:
                        for i, shape in enumerate(self._output_shapes)]
         else:
             outputs = runs_out[0]
-        return self._unflatten_outputs(outputs)
+        result = self._unflatten_outputs(outputs)
+        self.timestamps = (start, copied, ran, time.perf_counter())
+        return result
 
     def _unflatten_outputs(self, outputs: list[torch.Tensor]) -> Any:
         graph = self.graph

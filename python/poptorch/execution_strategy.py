@@ -1,9 +1,9 @@
 """Execution strategies as data: ``Stage``, ``Phase``, ``PipelinedExecution``, ...
 
 ``Options.setExecutionStrategy`` stores one of these. They describe how blocks
-map onto stages, IPUs and phases (PopTorch's semantics); carrying the model out
-stage by stage is the runtime's job and is not implemented yet, which
-``setExecutionStrategy`` reports.
+map onto stages, IPUs and phases (PopTorch's semantics); ``_blocks`` applies
+them while a model is traced (every captured op carries its block, stage, IPU
+and phase) and checks PopTorch's rules when it is compiled.
 """
 
 from __future__ import annotations

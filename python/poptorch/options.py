@@ -30,6 +30,7 @@ from .enums import (
     CommGroupType,
     ConnectionType,
     HalfFloatCastingBehavior,
+    Liveness,
     MeanReductionStrategy,
     OutputMode,
     ReductionType,
@@ -508,8 +509,14 @@ class Options(_OptionGroup):
             raise TypeError("poptorch: setExecutionStrategy expects a poptorch.PipelinedExecution, "
                             "ShardedExecution, SerialPhasedExecution or ParallelPhasedExecution, "
                             f"got {strategy!r}")
-        return self._set("setExecutionStrategy", "execution_strategy", strategy,
-                         in_effect=strategy.is_default())
+        # Blocks map to stages, IPUs and phases as the strategy says (see
+        # _blocks); what has no meaning on this device is reported.
+        liveness = getattr(strategy, "tensors_liveness", Liveness.AlwaysLive)
+        if liveness != Liveness.AlwaysLive:
+            _impl.report_not_in_effect(f"{type(strategy).__name__}.tensorsLiveness", self._report)
+        if getattr(strategy, "_separate_backward_phase", False):
+            _impl.report_not_in_effect("useSeparateBackwardPhase", self._report)
+        return self._set("setExecutionStrategy", "execution_strategy", strategy, in_effect=True)
 
     @property
     def execution_strategy(self) -> _ExecutionStrategy:

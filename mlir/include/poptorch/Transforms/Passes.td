@@ -20,7 +20,9 @@ def ConvertPoptorchToLinalg : Pass<"convert-poptorch-to-linalg", "ModuleOp"> {
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
     // loops (gcd, zeta) and C library calls (lgamma, hypot) in scalar formulas
-    "::mlir::scf::SCFDialect", "::mlir::func::FuncDialect"
+    "::mlir::scf::SCFDialect", "::mlir::func::FuncDialect",
+    // poptorch.print_tensor: a call with the input's buffer
+    "::mlir::bufferization::BufferizationDialect", "::mlir::memref::MemRefDialect"
   ];
 }
 

@@ -126,6 +126,7 @@ void populateScanSortPatterns(RewritePatternSet &patterns);
 void populateDataMovementPatterns(RewritePatternSet &patterns);
 void populateIndexingPatterns(RewritePatternSet &patterns);
 void populateResamplePatterns(RewritePatternSet &patterns);
+void populateDebuggingPatterns(RewritePatternSet &patterns);
 
 /// The rewrites of `poptorch-decompose` (defined in
 /// lib/Transforms/Decompose.cpp); the lowering runs them first so that it

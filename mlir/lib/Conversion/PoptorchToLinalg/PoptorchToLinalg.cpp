@@ -52,6 +52,7 @@ struct ConvertPoptorchToLinalgPass
     populateDataMovementPatterns(patterns);
     populateIndexingPatterns(patterns);
     populateResamplePatterns(patterns);
+    populateDebuggingPatterns(patterns);
 
     // Our patterns already said why an op cannot be lowered; drop the
     // driver's generic follow-up error at the same location.

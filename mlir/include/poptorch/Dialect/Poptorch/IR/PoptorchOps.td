@@ -777,4 +777,19 @@ def Poptorch_UpsampleOp : Poptorch_Op<"upsample", [Pure]> {
   let hasVerifier = 1;
 }
 
+// ---- PopTorch helpers (blocks): run-time printing (poptorch.ipu_print_tensor)
+
+def Poptorch_PrintTensorOp : Poptorch_Op<"print_tensor",
+    [MemoryEffects<[MemWrite]>, AllTypesMatch<["input", "result"]>]> {
+  let summary = "prints the input's value when the program runs; returns the input";
+  let description = [{
+    Lowered to a call of the runtime's `poptorch_print_tensor_<type>` (see
+    csrc/bridge/Program.cpp) with the input's buffer and the title. It writes
+    to stdout, so it is never removed as dead code.
+  }];
+  let arguments = (ins Poptorch_Tensor:$input, StrAttr:$title);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
 #endif // POPTORCH_OPS_TD

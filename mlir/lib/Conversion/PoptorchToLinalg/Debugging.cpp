@@ -1,0 +1,105 @@
+//===- Debugging.cpp - poptorch.print_tensor to a runtime call -----------===//
+//
+// poptorch.ipu_print_tensor prints a value while the program runs. The op
+// becomes a call of `poptorch_print_tensor_<type>(memref<*xT>, memref<*xi8>)`
+// with a read-only view of the input's buffer and the title (a constant
+// global, NUL-terminated). The runtime (csrc/bridge/Program.cpp) registers
+// those symbols in every JIT engine. The op's result is its input.
+//
+//===----------------------------------------------------------------------===//
+#include "Conversion/PoptorchToLinalg/Patterns.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+
+using namespace mlir;
+using namespace mlir::poptorch;
+
+namespace {
+
+/// "f32", "bf16", "i64", "ui8", "i1": the suffix of the runtime function.
+std::string typeSuffix(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  t.print(os);
+  return s;
+}
+
+struct PrintTensorLowering : OpConversionPattern<PrintTensorOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(PrintTensorOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    auto module = op->getParentOfType<ModuleOp>();
+    Value input = adaptor.getInput();
+    auto type = getTensorType(input);
+    Type elem = type.getElementType();
+    std::string callee = "poptorch_print_tensor_" + typeSuffix(elem);
+    auto i8 = IntegerType::get(ctx, 8);
+    auto dataType = UnrankedMemRefType::get(elem, 0);
+    auto titleType = UnrankedMemRefType::get(i8, 0);
+
+    // The title: a constant global per distinct title.
+    std::string title = op.getTitle().str();
+    SmallVector<int8_t> bytes(title.begin(), title.end());
+    bytes.push_back(0);
+    auto titleMemRef =
+        MemRefType::get({static_cast<int64_t>(bytes.size())}, i8);
+    auto titleValue = DenseElementsAttr::get(
+        RankedTensorType::get(titleMemRef.getShape(), i8), ArrayRef(bytes));
+    std::string globalName;
+    for (int n = 0;; ++n) {
+      globalName = "__poptorch_print_title_" + std::to_string(n);
+      auto existing = module.lookupSymbol<memref::GlobalOp>(globalName);
+      if (!existing)
+        break;
+      if (existing.getInitialValueAttr() == titleValue)
+        break;
+    }
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(module.getBody());
+      if (!module.lookupSymbol(globalName))
+        memref::GlobalOp::create(rewriter, loc, globalName,
+                                 rewriter.getStringAttr("private"), titleMemRef,
+                                 titleValue, /*constant=*/true,
+                                 /*alignment=*/IntegerAttr());
+      if (!module.lookupSymbol(callee)) {
+        auto fn = func::FuncOp::create(
+            rewriter, loc, callee,
+            rewriter.getFunctionType({dataType, titleType}, {}));
+        fn.setPrivate();
+      }
+    }
+
+    // A read-only view of the input's buffer, any layout.
+    int64_t rank = type.getRank();
+    auto layout = StridedLayoutAttr::get(
+        ctx, ShapedType::kDynamic,
+        SmallVector<int64_t>(rank, ShapedType::kDynamic));
+    auto viewType = MemRefType::get(type.getShape(), elem, layout);
+    Value buffer = bufferization::ToBufferOp::create(rewriter, loc, viewType,
+                                                     input, /*readOnly=*/true);
+    Value data = memref::CastOp::create(rewriter, loc, dataType, buffer);
+    Value titleBuffer =
+        memref::GetGlobalOp::create(rewriter, loc, titleMemRef, globalName);
+    Value titleArg =
+        memref::CastOp::create(rewriter, loc, titleType, titleBuffer);
+    func::CallOp::create(rewriter, loc, callee, TypeRange{},
+                         ValueRange{data, titleArg});
+    rewriter.replaceOp(op, input);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::poptorch::populateDebuggingPatterns(RewritePatternSet &patterns) {
+  patterns.add<PrintTensorLowering>(patterns.getContext());
+}

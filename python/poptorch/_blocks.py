@@ -1,0 +1,291 @@
+"""Blocks, stages and phases: ``poptorch.BeginBlock``, ``Block``, ``BlockFunction``.
+
+A block is a named part of the model. While a model is traced, the current
+block decides the stage, IPU and phase of every op the tracer captures: the
+ops carry ``poptorch.block``, ``poptorch.stage``, ``poptorch.ipu`` and
+``poptorch.phase`` attributes (visible in ``00-captured.mlir``). The execution
+strategy (``Options.setExecutionStrategy``) maps blocks to stages:
+
+- ``PipelinedExecution(AutoStage.SameAsIpu)`` (the default) and
+  ``ShardedExecution(AutoStage...)``: a block's stage is its ``ipu_id``
+  (``SameAsIpu``), or the next stage id (``AutoIncrement``, from 1);
+- a strategy that lists stages or phases: the stage (and phase) that names
+  the block; a block the strategy does not name is an error.
+
+A stage's IPU is the one its ``Stage.ipu()`` names, else the block's
+``ipu_id``, else the stage id (PopTorch's rules). Ops traced before the
+first block belong to the first stage (stage 0 with automatic stages).
+
+The captured op order is the program order, so stages run in order as long as
+the model enters them in order: re-entering an earlier stage (or phase) after
+a later one is an error. Outside tracing (eager calls) blocks do nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from .enums import AutoStage
+from .execution_strategy import (
+    PipelinedExecution,
+    ShardedExecution,
+    _ExecutionStrategy,
+    _PhasedExecution,
+)
+
+__all__ = ["BeginBlock", "Block", "BlockFunction", "removeBlocks"]
+
+_DEFAULT_BLOCK = "default"  # the implicit block of ops before the first block
+
+
+@dataclasses.dataclass(frozen=True)
+class BlockPlacement:
+    block: str
+    stage: int
+    ipu: int
+    phase: int
+
+
+class _Tracker:
+    """Assigns stages to blocks while one model is traced."""
+
+    def __init__(self, tracer: Any, strategy: _ExecutionStrategy) -> None:
+        self.tracer = tracer
+        self.strategy = strategy
+        self.next_auto_id = 0
+        self.next_stage = 1  # AutoIncrement: the implicit first block is stage 0
+        self.placements: dict[str, BlockPlacement] = {}
+        self.entered: list[BlockPlacement] = []  # in the order blocks were entered
+        self.current: BlockPlacement | None = None
+        self.num_ops_at_first_block = 0
+
+    def _explicit(self) -> bool:
+        if isinstance(self.strategy, _PhasedExecution):
+            return True
+        return isinstance(self.strategy, PipelinedExecution) and bool(self.strategy.stages)
+
+    def _place(self, block: str, ipu_id: int | None) -> BlockPlacement:
+        name = type(self.strategy).__name__
+        if self._explicit():
+            if block not in self.strategy._block_map:
+                raise ValueError(
+                    f"poptorch: the model starts block {block!r}, but the execution strategy "
+                    f"{name} does not name it; its blocks are {sorted(self.strategy._block_map)}")
+            stage = self.strategy._block_map[block]
+            stage_id = stage._stage_id if stage._stage_id >= 0 else 0
+            phase = max(stage._phase_id, 0)
+            if isinstance(self.strategy, _PhasedExecution):
+                # Phased strategies number stages in phase order.
+                stage_id = _phased_stage_ids(self.strategy)[id(stage)]
+            ipu = stage._ipu if stage._ipu is not None else ipu_id
+            return BlockPlacement(block, stage_id, stage_id if ipu is None else ipu, phase)
+        auto = self.strategy.auto_stage if isinstance(self.strategy, PipelinedExecution) \
+            else AutoStage.SameAsIpu
+        if auto == AutoStage.SameAsIpu:
+            if ipu_id is None:
+                raise ValueError(
+                    f"poptorch: AutoStage.SameAsIpu was selected but no IPU was specified for block "
+                    f"{block!r}: pass ipu_id to BeginBlock/Block, or use "
+                    f"{name}(AutoStage.AutoIncrement) or a strategy that lists the stages")
+            return BlockPlacement(block, ipu_id, ipu_id, 0)
+        stage_id = self.next_stage
+        self.next_stage += 1
+        return BlockPlacement(block, stage_id, stage_id if ipu_id is None else ipu_id, 0)
+
+    def first_placement(self) -> BlockPlacement:
+        """Where ops before the first block go: the first stage."""
+        if self._explicit():
+            first = min(self.strategy._block_map.values(), key=lambda s: (
+                max(s._phase_id, 0), _stage_order(self.strategy, s)))
+            return dataclasses.replace(self._place(first.blocks[0], None), block=_DEFAULT_BLOCK)
+        return BlockPlacement(_DEFAULT_BLOCK, 0, 0, 0)
+
+    def begin(self, user_id: str | None, ipu_id: int | None) -> None:
+        if user_id is None:
+            user_id = str(self.next_auto_id)
+            self.next_auto_id += 1
+        if not isinstance(user_id, str):
+            raise TypeError(f"poptorch: block ids are strings, got {user_id!r}")
+        placement = self.placements.get(user_id)
+        if placement is None:
+            placement = self._place(user_id, ipu_id)
+            self.placements[user_id] = placement
+        elif ipu_id is not None and placement.ipu != ipu_id and not self._explicit():
+            raise ValueError(f"poptorch: block {user_id!r} was started on IPU {placement.ipu} "
+                             f"and again on IPU {ipu_id}")
+        self._enter(placement)
+
+    def _enter(self, placement: BlockPlacement) -> None:
+        if self.current is None:
+            # Ops already traced belong to the first stage.
+            first = self.first_placement()
+            if self.tracer.num_ops > 0:
+                self._check_order(first, placement)
+                self.entered.append(first)
+            self.tracer.set_block(first.block, first.stage, first.ipu, first.phase, True)
+        else:
+            self._check_order(self.current, placement)
+        self.current = placement
+        if not self.entered or self.entered[-1] != placement:
+            self.entered.append(placement)
+        self.tracer.set_block(placement.block, placement.stage, placement.ipu, placement.phase,
+                              False)
+
+    def _check_order(self, before: BlockPlacement, after: BlockPlacement) -> None:
+        name = type(self.strategy).__name__
+        if isinstance(self.strategy, _PhasedExecution):
+            if after.phase < max(p.phase for p in [before, *self.entered]):
+                raise ValueError(
+                    f"poptorch: block {after.block!r} (phase {after.phase}) starts after phase "
+                    f"{max(p.phase for p in [before, *self.entered])} ran: {name} runs the phases "
+                    "in order, so the model must enter them in increasing phase order")
+            return
+        latest = max(p.stage for p in [before, *self.entered])
+        if after.stage < latest:
+            raise ValueError(
+                f"poptorch: block {after.block!r} (stage {after.stage}) starts after stage "
+                f"{latest} ran: {name} runs the stages in order, so the model must enter them in "
+                "increasing stage order (a stage cannot consume the output of a later stage)")
+
+    def summary(self) -> list[BlockPlacement]:
+        return list(self.entered)
+
+
+def _stage_order(strategy: _ExecutionStrategy, stage: Any) -> int:
+    if isinstance(strategy, PipelinedExecution):
+        return stage._stage_id
+    return _phased_stage_ids(strategy)[id(stage)]
+
+
+def _phased_stage_ids(strategy: _PhasedExecution) -> dict[int, int]:
+    ids: dict[int, int] = {}
+    for phase in strategy._phases:
+        for stage in phase.stages:
+            ids[id(stage)] = len(ids)
+    return ids
+
+
+_tracker: _Tracker | None = None
+
+
+def start_tracing(tracer: Any, strategy: _ExecutionStrategy | None) -> None:
+    global _tracker
+    _tracker = _Tracker(tracer, strategy or PipelinedExecution())
+
+
+def end_tracing() -> list[BlockPlacement]:
+    global _tracker
+    tracker, _tracker = _tracker, None
+    return tracker.summary() if tracker is not None else []
+
+
+def _check_ids(user_id: Any, ipu_id: Any, what: str) -> None:
+    if user_id is not None and not isinstance(user_id, str):
+        raise TypeError(f"poptorch.{what}: user_id must be a str or None, got {user_id!r}")
+    if ipu_id is not None and (isinstance(ipu_id, bool) or not isinstance(ipu_id, int)
+                               or ipu_id < 0):
+        raise TypeError(f"poptorch.{what}: ipu_id must be an int >= 0 or None, got {ipu_id!r}")
+
+
+class Block:
+    """``with poptorch.Block("B", ipu_id=1): ...``: the ops inside belong to block "B".
+
+    Blocks without a ``user_id`` are numbered "0", "1", ... in the order they
+    start. As with ``BeginBlock``, a block lasts until the next block starts:
+    ops after the ``with`` statement stay in block "B" (going back to an
+    enclosing block would run an earlier stage after a later one).
+    """
+
+    def __init__(self, user_id: str | None = None, ipu_id: int | None = None) -> None:
+        _check_ids(user_id, ipu_id, "Block")
+        self.user_id = user_id
+        self.ipu_id = ipu_id
+
+    def __enter__(self) -> Block:
+        if _tracker is not None:
+            _tracker.begin(self.user_id, self.ipu_id)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+
+class _BlockHook:
+    def __init__(self, user_id: str | None, ipu_id: int | None) -> None:
+        self.user_id = user_id
+        self.ipu_id = ipu_id
+
+    def __call__(self, module: torch.nn.Module, args: Any) -> None:
+        if _tracker is not None:
+            _tracker.begin(self.user_id, self.ipu_id)
+
+
+def BeginBlock(module: torch.nn.Module, user_id: str | None = None,  # noqa: N802
+               ipu_id: int | None = None) -> torch.nn.Module:
+    """Starts a new block where ``module``'s forward starts; returns ``module``.
+
+    The block lasts until the next block starts (PopTorch's semantics).
+    """
+    if not isinstance(module, torch.nn.Module):
+        raise TypeError(f"poptorch.BeginBlock expects a torch.nn.Module, got {type(module).__name__}")
+    _check_ids(user_id, ipu_id, "BeginBlock")
+    old = getattr(module, "_poptorch_block_handle", None)
+    if old is not None:
+        old.remove()
+    hook = _BlockHook(user_id, ipu_id)
+    module._poptorch_block_handle = module.register_forward_pre_hook(hook)
+    module._poptorch_block = (user_id, ipu_id)
+    return module
+
+
+def BlockFunction(user_id: str | None = None, ipu_id: int | None = None  # noqa: N802
+                  ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator: every call of the function runs inside ``Block(user_id, ipu_id)``."""
+    _check_ids(user_id, ipu_id, "BlockFunction")
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with Block(user_id, ipu_id):
+                return func(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
+def removeBlocks(module: torch.nn.Module) -> torch.nn.Module:  # noqa: N802
+    """Removes every ``BeginBlock`` from ``module`` and its submodules; returns ``module``."""
+    for m in module.modules():
+        handle = m.__dict__.pop("_poptorch_block_handle", None)
+        if handle is not None:
+            handle.remove()
+        m.__dict__.pop("_poptorch_block", None)
+    return module
+
+
+def check_placements(placements: list[BlockPlacement], strategy: _ExecutionStrategy,
+                     device_iterations: int, report: Callable[[str], None]) -> None:
+    """PopTorch's checks of a traced model's stages; ``report`` warns about options."""
+    if not placements:
+        return
+    name = type(strategy).__name__
+    ipus: dict[int, int] = {}
+    for p in placements:
+        if ipus.setdefault(p.stage, p.ipu) != p.ipu:
+            raise ValueError(f"poptorch: {name}: stage {p.stage} has blocks on IPU "
+                             f"{ipus[p.stage]} and on IPU {p.ipu}; a stage runs on one IPU")
+    stages = sorted(ipus)
+    if isinstance(strategy, PipelinedExecution) and not isinstance(strategy, ShardedExecution) \
+            and len(stages) > 1:
+        if device_iterations < len(stages):
+            raise ValueError(
+                f"poptorch.Options().deviceIterations must be greater than or equal to the number "
+                f"of pipeline stages ({len(stages)}) when using poptorch.PipelinedExecution "
+                f"(it is {device_iterations})")
+        report("PipelinedExecution")
