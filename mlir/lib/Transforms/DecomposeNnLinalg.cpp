@@ -4,6 +4,7 @@
 // ops of the nn-linalg (round 2) block become matmul, elementwise, reduction
 // and data-movement ops:
 //   addbmm      -> addmm on the batch folded into the contraction
+//   matmul over an empty contraction, empty slices -> zeros
 //   glu         -> two slices, sigmoid, mul
 //   trace       -> diagonal, reduce_sum
 //   cross       -> rolls along the 3-vector dim, mul, sub
@@ -190,6 +191,36 @@ struct Ops {
       if (d != dim)
         dims.push_back(d);
     return dims;
+  }
+};
+
+/// A matmul over an empty contraction is zeros (the tiled lowering assumes
+/// at least one step of the reduction).
+struct EmptyContractionMatmul : public OpRewritePattern<MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MatmulOp op,
+                                PatternRewriter &rewriter) const override {
+    if (typeOf(op.getLhs()).getShape().back() != 0)
+      return failure();
+    Ops o{rewriter, op.getLoc()};
+    rewriter.replaceOp(op, o.zeros(op.getType().getShape(),
+                                   op.getType().getElementType()));
+    return success();
+  }
+};
+
+/// A slice with no elements is an empty constant (tensor.extract_slice
+/// rejects offset 0 into a size-0 dim).
+struct EmptySlice : public OpRewritePattern<SliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SliceOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getType().getNumElements() != 0)
+      return failure();
+    Ops o{rewriter, op.getLoc()};
+    rewriter.replaceOp(op, o.zeros(op.getType().getShape(),
+                                   op.getType().getElementType()));
+    return success();
   }
 };
 
@@ -591,7 +622,7 @@ struct DecomposeGridSampler : public OpRewritePattern<GridSamplerOp> {
 
 void mlir::poptorch::populateNnLinalgDecomposePatterns(
     RewritePatternSet &patterns) {
-  patterns.add<DecomposeAddbmm, DecomposeGlu, DecomposeTrace, DecomposeCross,
+  patterns.add<EmptyContractionMatmul, EmptySlice, DecomposeAddbmm, DecomposeGlu, DecomposeTrace, DecomposeCross,
                DecomposeRenorm, DecomposeMaxUnpool<MaxUnpool2dOp, 2>,
                DecomposeMaxUnpool<MaxUnpool3dOp, 3>, DecomposeCol2im,
                DecomposeCdist, DecomposePdist, DecomposeEmbeddingBag,

@@ -177,6 +177,14 @@ LogicalResult WeightNormOp::verify() {
     return emitOpError("dim must be a dim of v");
   if (getResult().getType() != v)
     return emitOpError("result type must equal v's type");
+  if (v.getRank() == 1)
+    return emitOpError("of a 1-D v is not supported (PyTorch's shape "
+                       "inference gives its norm another shape than its CPU "
+                       "kernel): use v * g / v.abs()");
+  SmallVector<int64_t> normShape(v.getRank(), 1);
+  normShape[getDim()] = v.getShape()[getDim()];
+  if (rtt(getNorm()).getShape() != ArrayRef<int64_t>(normShape))
+    return emitOpError("norm must keep only dim ") << getDim();
   if (failed(sameElementType(*this, {getV(), getG()})))
     return failure();
   return floatOnly(*this);
