@@ -148,7 +148,7 @@ def test_weight_norm_module():
 @dtypes(FLOAT_DTYPES)
 @pytest.mark.parametrize("batched", [True, False])
 def test_max_unpool2d(batched, dtype):
-    x = sample((2, 3, 6, 7) if batched else (3, 6, 7), dtype)
+    x = sample((2, 3, 6, 8) if batched else (3, 6, 8), dtype)
 
     def fn(x):
         y, i = F.max_pool2d(x, 2, return_indices=True)

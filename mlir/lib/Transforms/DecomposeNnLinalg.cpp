@@ -395,6 +395,10 @@ struct DecomposeCdist : public OpRewritePattern<CdistOp> {
     SmallVector<int64_t> ls(l.getShape()), rs(r.getShape());
     ls.insert(ls.end() - 1, 1);
     rs.insert(rs.end() - 2, 1);
+    if (l.getShape().back() == 0) { // no coordinates: every distance is 0
+      rewriter.replaceOp(op, o.zeros(op.getType().getShape(), l.getElementType()));
+      return success();
+    }
     Value d = o.sub(o.reshape(op.getLhs(), ls), o.reshape(op.getRhs(), rs));
     int64_t last = typeOf(d).getRank() - 1;
     Value n = o.norm(d, {last}, op.getP().convertToDouble(), false);
@@ -417,8 +421,8 @@ struct DecomposePdist : public OpRewritePattern<PdistOp> {
         js.push_back(j);
       }
     int64_t pairs = is.size();
-    if (pairs == 0) {
-      rewriter.replaceOp(op, o.zeros({0}, in.getElementType()));
+    if (pairs == 0 || m == 0) {
+      rewriter.replaceOp(op, o.zeros({pairs}, in.getElementType()));
       return success();
     }
     auto rowsTy = in.clone({pairs, m});
@@ -544,7 +548,9 @@ struct DecomposeGridSampler : public OpRewritePattern<GridSamplerOp> {
                                 PatternRewriter &rewriter) const override {
     Ops o{rewriter, op.getLoc()};
     auto inTy = typeOf(op.getInput()), gridTy = typeOf(op.getGrid());
-    Type elem = inTy.getElementType(), ce = computeElem(elem);
+    // f16/bf16 in their own type, rounding after every step, as PyTorch's
+    // vectorized kernel does (its coordinates round too).
+    Type elem = inTy.getElementType(), ce = elem;
     Type i64 = rewriter.getI64Type();
     int64_t n = inTy.getRank() - 2;
     int64_t batch = inTy.getShape()[0], chans = inTy.getShape()[1];
