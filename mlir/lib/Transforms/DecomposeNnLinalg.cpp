@@ -203,8 +203,8 @@ struct EmptyContractionMatmul : public OpRewritePattern<MatmulOp> {
     if (typeOf(op.getLhs()).getShape().back() != 0)
       return failure();
     Ops o{rewriter, op.getLoc()};
-    rewriter.replaceOp(op, o.zeros(op.getType().getShape(),
-                                   op.getType().getElementType()));
+    rewriter.replaceOp(
+        op, o.zeros(op.getType().getShape(), op.getType().getElementType()));
     return success();
   }
 };
@@ -218,8 +218,8 @@ struct EmptySlice : public OpRewritePattern<SliceOp> {
     if (op.getType().getNumElements() != 0)
       return failure();
     Ops o{rewriter, op.getLoc()};
-    rewriter.replaceOp(op, o.zeros(op.getType().getShape(),
-                                   op.getType().getElementType()));
+    rewriter.replaceOp(
+        op, o.zeros(op.getType().getShape(), op.getType().getElementType()));
     return success();
   }
 };
@@ -232,7 +232,8 @@ struct DecomposeAddbmm : public OpRewritePattern<AddbmmOp> {
                                 PatternRewriter &rewriter) const override {
     Ops o{rewriter, op.getLoc()};
     auto l = typeOf(op.getLhs()).getShape(), r = typeOf(op.getRhs()).getShape();
-    Value lhs = o.reshape(o.permute(op.getLhs(), {1, 0, 2}), {l[1], l[0] * l[2]});
+    Value lhs =
+        o.reshape(o.permute(op.getLhs(), {1, 0, 2}), {l[1], l[0] * l[2]});
     Value rhs = o.reshape(op.getRhs(), {r[0] * r[1], r[2]});
     rewriter.replaceOpWithNewOp<AddmmOp>(op, op.getType(), op.getInput(), lhs,
                                          rhs, op.getBetaAttr(),
@@ -294,12 +295,12 @@ struct DecomposeRenorm : public OpRewritePattern<RenormOp> {
     Value x = op.getInput();
     Type elem = op.getType().getElementType(), ce = computeElem(elem);
     double maxnorm = op.getMaxnorm().convertToDouble();
-    Value norm = o.norm(o.cast(x, ce),
-                        Ops::allBut(typeOf(x).getRank(), op.getDim()),
-                        op.getP().convertToDouble(), true);
-    Value factor = o.where(o.cmp<GtOp>(norm, o.cst(ce, maxnorm)),
-                           o.div(o.cst(ce, maxnorm), o.addC(norm, 1e-7)),
-                           o.cst(ce, 1.0));
+    Value norm =
+        o.norm(o.cast(x, ce), Ops::allBut(typeOf(x).getRank(), op.getDim()),
+               op.getP().convertToDouble(), true);
+    Value factor =
+        o.where(o.cmp<GtOp>(norm, o.cst(ce, maxnorm)),
+                o.div(o.cst(ce, maxnorm), o.addC(norm, 1e-7)), o.cst(ce, 1.0));
     rewriter.replaceOp(op, o.mul(x, o.cast(factor, elem)));
     return success();
   }
@@ -354,7 +355,8 @@ struct DecomposeCol2im : public OpRewritePattern<Col2imOp> {
       for (int64_t kj = 0; kj < ks[1]; ++kj)
         for (int64_t y = 0; y < h; ++y)
           for (int64_t x = 0; x < w; ++x) {
-            int64_t py = y + pad[0] - ki * dil[0], px = x + pad[1] - kj * dil[1];
+            int64_t py = y + pad[0] - ki * dil[0],
+                    px = x + pad[1] - kj * dil[1];
             bool ok = py >= 0 && px >= 0 && py % st[0] == 0 &&
                       px % st[1] == 0 && py / st[0] < lh && px / st[1] < lw;
             map.push_back(ok ? (py / st[0]) * lw + px / st[1] : l);
@@ -375,10 +377,9 @@ struct DecomposeCol2im : public OpRewritePattern<Col2imOp> {
       iota.push_back(i);
     Value kIdx = o.i64s({k, 1}, iota), lIdx = o.i64s({k, h * w}, map);
     int64_t r = lead.size();
-    Value g = IndexOp::create(rewriter, op.getLoc(),
-                              in.clone(with({c, k, h * w})), x,
-                              ValueRange{kIdx, lIdx},
-                              ArrayRef<int64_t>{r + 1, r + 2});
+    Value g = IndexOp::create(
+        rewriter, op.getLoc(), in.clone(with({c, k, h * w})), x,
+        ValueRange{kIdx, lIdx}, ArrayRef<int64_t>{r + 1, r + 2});
     Value sum = o.reduce<ReduceSumOp>(g, {r + 1}, false);
     rewriter.replaceOp(op, o.reshape(sum, out.getShape()));
     return success();
@@ -396,7 +397,8 @@ struct DecomposeCdist : public OpRewritePattern<CdistOp> {
     ls.insert(ls.end() - 1, 1);
     rs.insert(rs.end() - 2, 1);
     if (l.getShape().back() == 0) { // no coordinates: every distance is 0
-      rewriter.replaceOp(op, o.zeros(op.getType().getShape(), l.getElementType()));
+      rewriter.replaceOp(op,
+                         o.zeros(op.getType().getShape(), l.getElementType()));
       return success();
     }
     Value d = o.sub(o.reshape(op.getLhs(), ls), o.reshape(op.getRhs(), rs));
@@ -453,9 +455,9 @@ struct DecomposeEmbeddingBag : public OpRewritePattern<EmbeddingBagOp> {
     SmallVector<int64_t> positions;
     for (int64_t i = 0; i < len; ++i)
       positions.push_back(i);
-    Value started = o.cast(o.cmp<LeOp>(o.reshape(offs, {1, bags}),
-                                       o.i64s({len, 1}, positions)),
-                           i64);
+    Value started = o.cast(
+        o.cmp<LeOp>(o.reshape(offs, {1, bags}), o.i64s({len, 1}, positions)),
+        i64);
     Value bag = o.max(o.addC(o.reduce<ReduceSumOp>(started, {1}, false), -1),
                       o.cst(i64, 0.0));
     Value bagIdx = o.expand(o.reshape(bag, {len, 1}), {len, dim});
@@ -486,15 +488,15 @@ struct DecomposeEmbeddingBag : public OpRewritePattern<EmbeddingBagOp> {
       if (valid)
         rows = o.where(valid, rows,
                        o.cst(ce, -std::numeric_limits<double>::infinity()));
-      r = ScatterOp::create(rewriter, op.getLoc(), zero.getType(), zero,
-                            bagIdx, rows, 0, "amax", false);
+      r = ScatterOp::create(rewriter, op.getLoc(), zero.getType(), zero, bagIdx,
+                            rows, 0, "amax", false);
       if (valid)
         r = o.where(o.cmp<GtOp>(count, o.cst(ce, 0.0)), r, o.cst(ce, 0.0));
     } else {
       if (valid)
         rows = o.where(valid, rows, o.cst(ce, 0.0));
-      r = ScatterOp::create(rewriter, op.getLoc(), zero.getType(), zero,
-                            bagIdx, rows, 0, "sum", true);
+      r = ScatterOp::create(rewriter, op.getLoc(), zero.getType(), zero, bagIdx,
+                            rows, 0, "sum", true);
       if (mode == 1)
         r = o.div(r, o.max(count, o.cst(ce, 1.0)));
     }
@@ -513,14 +515,12 @@ struct DecomposeWeightNorm : public OpRewritePattern<WeightNormOp> {
     auto vTy = typeOf(op.getV());
     Type elem = vTy.getElementType(), ce = computeElem(elem);
     Value v = o.cast(op.getV(), ce);
-    Value norm =
-        o.norm(v, Ops::allBut(vTy.getRank(), op.getDim()), 2.0, true);
+    Value norm = o.norm(v, Ops::allBut(vTy.getRank(), op.getDim()), 2.0, true);
     Value w = o.mul(v, o.div(o.cast(op.getG(), ce), norm));
     auto normTy = op.getNorm().getType();
-    rewriter.replaceOp(
-        op, {o.expand(o.cast(w, elem), vTy.getShape()),
-             o.reshape(o.cast(norm, normTy.getElementType()),
-                       normTy.getShape())});
+    rewriter.replaceOp(op, {o.expand(o.cast(w, elem), vTy.getShape()),
+                            o.reshape(o.cast(norm, normTy.getElementType()),
+                                      normTy.getShape())});
     return success();
   }
 };
@@ -611,15 +611,16 @@ struct DecomposeGridSampler : public OpRewritePattern<GridSamplerOp> {
           weight = weight ? o.mul(weight, wa) : wa;
         }
       Value index = o.expand(flat, {batch, chans, points});
-      Value v = GatherOp::create(rewriter, op.getLoc(),
-                                 RankedTensorType::get({batch, chans, points}, ce),
-                                 input, index, 2);
+      Value v = GatherOp::create(
+          rewriter, op.getLoc(),
+          RankedTensorType::get({batch, chans, points}, ce), input, index, 2);
       if (weight)
         v = o.mul(v, weight);
       Value term = o.where(inside, v, o.cst(ce, 0.0));
       acc = acc ? o.add(acc, term) : term;
     }
-    rewriter.replaceOp(op, o.reshape(o.cast(acc, elem), op.getType().getShape()));
+    rewriter.replaceOp(op,
+                       o.reshape(o.cast(acc, elem), op.getType().getShape()));
     return success();
   }
 };
@@ -628,8 +629,9 @@ struct DecomposeGridSampler : public OpRewritePattern<GridSamplerOp> {
 
 void mlir::poptorch::populateNnLinalgDecomposePatterns(
     RewritePatternSet &patterns) {
-  patterns.add<EmptyContractionMatmul, EmptySlice, DecomposeAddbmm, DecomposeGlu, DecomposeTrace, DecomposeCross,
-               DecomposeRenorm, DecomposeMaxUnpool<MaxUnpool2dOp, 2>,
+  patterns.add<EmptyContractionMatmul, EmptySlice, DecomposeAddbmm,
+               DecomposeGlu, DecomposeTrace, DecomposeCross, DecomposeRenorm,
+               DecomposeMaxUnpool<MaxUnpool2dOp, 2>,
                DecomposeMaxUnpool<MaxUnpool3dOp, 3>, DecomposeCol2im,
                DecomposeCdist, DecomposePdist, DecomposeEmbeddingBag,
                DecomposeWeightNorm, DecomposeGridSampler>(

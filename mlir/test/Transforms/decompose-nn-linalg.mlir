@@ -57,7 +57,8 @@ func.func @cross(%a: tensor<4x3xi32>, %b: tensor<1x3xi32>) -> tensor<4x3xi32> {
 // -----
 
 // CHECK-LABEL: func.func @renorm
-// CHECK: poptorch.vector_norm %{{.*}} {dims = array<i64: 1>, keepdim = true, ord = 3.000000e+00 : f64} : tensor<2x4xf32> -> tensor<2x1xf32>
+// (the vector_norm is decomposed further in the same pass)
+// CHECK: poptorch.reduce_sum %{{.*}} {dims = array<i64: 1>, keepdim = true} : tensor<2x4xf32> -> tensor<2x1xf32>
 // CHECK: poptorch.gt
 // CHECK: poptorch.where
 // CHECK: poptorch.mul %{{.*}} : (tensor<2x4xf32>, tensor<2x1xf32>) -> tensor<2x4xf32>
@@ -96,10 +97,11 @@ func.func @col2im(%x: tensor<1x8x12xf32>) -> tensor<1x2x4x5xf32> {
 // -----
 
 // CHECK-LABEL: func.func @cdist
-// CHECK: poptorch.reshape %{{.*}} : tensor<2x3x4xf32> -> tensor<2x3x1x4xf32>
-// CHECK: poptorch.reshape %{{.*}} : tensor<2x5x4xf32> -> tensor<2x1x5x4xf32>
+// CHECK-DAG: poptorch.reshape %{{.*}} : tensor<2x3x4xf32> -> tensor<2x3x1x4xf32>
+// CHECK-DAG: poptorch.reshape %{{.*}} : tensor<2x5x4xf32> -> tensor<2x1x5x4xf32>
 // CHECK: poptorch.sub {{.*}} -> tensor<2x3x5x4xf32>
-// CHECK: poptorch.vector_norm %{{.*}} {dims = array<i64: 3>, ord = 1.000000e+00 : f64} : tensor<2x3x5x4xf32> -> tensor<2x3x5xf32>
+// CHECK: poptorch.abs
+// CHECK: poptorch.reduce_sum %{{.*}} {dims = array<i64: 3>} : tensor<2x3x5x4xf32> -> tensor<2x3x5xf32>
 func.func @cdist(%a: tensor<2x3x4xf32>, %b: tensor<2x5x4xf32>) -> tensor<2x3x5xf32> {
   %0 = poptorch.cdist %a, %b {p = 1.0 : f64} : (tensor<2x3x4xf32>, tensor<2x5x4xf32>) -> tensor<2x3x5xf32>
   return %0 : tensor<2x3x5xf32>
@@ -114,7 +116,8 @@ func.func @cdist(%a: tensor<2x3x4xf32>, %b: tensor<2x5x4xf32>) -> tensor<2x3x5xf
 // CHECK: poptorch.embedding
 // CHECK: poptorch.embedding
 // CHECK: poptorch.sub
-// CHECK: poptorch.vector_norm %{{.*}} {dims = array<i64: 1>, ord = 2.000000e+00 : f64} : tensor<3x4xf32> -> tensor<3xf32>
+// CHECK: poptorch.reduce_sum %{{.*}} {dims = array<i64: 1>} : tensor<3x4xf32> -> tensor<3xf32>
+// CHECK: poptorch.sqrt
 func.func @pdist(%x: tensor<3x4xf32>) -> tensor<3xf32> {
   %0 = poptorch.pdist %x : tensor<3x4xf32> -> tensor<3xf32>
   return %0 : tensor<3xf32>
@@ -139,7 +142,7 @@ func.func @embedding_bag(%w: tensor<10x3xf32>, %i: tensor<5xi64>, %o: tensor<2xi
 // -----
 
 // CHECK-LABEL: func.func @weight_norm
-// CHECK: poptorch.vector_norm %{{.*}} {dims = array<i64: 1, 2>, keepdim = true, ord = 2.000000e+00 : f64} : tensor<3x4x5xf32> -> tensor<3x1x1xf32>
+// CHECK: poptorch.reduce_sum %{{.*}} {dims = array<i64: 1, 2>, keepdim = true} : tensor<3x4x5xf32> -> tensor<3x1x1xf32>
 // CHECK: poptorch.div
 // CHECK: poptorch.mul
 func.func @weight_norm(%v: tensor<3x4x5xf32>, %g: tensor<3x1x1xf32>) -> (tensor<3x4x5xf32>, tensor<3x1x1xf32>) {

@@ -46,7 +46,8 @@ LogicalResult AddbmmOp::verify() {
     return emitOpError("batch or contraction sizes differ");
   if (getType().getShape() !=
       ArrayRef<int64_t>{l.getShape()[1], r.getShape()[2]})
-    return emitOpError("result must be (n, p) for batches (b, n, m), (b, m, p)");
+    return emitOpError(
+        "result must be (n, p) for batches (b, n, m), (b, m, p)");
   return sameElementType(*this, {getInput(), getLhs(), getRhs()});
 }
 
