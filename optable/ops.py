@@ -894,4 +894,9 @@ ATEN: list[Aten] = [
             "align_corners": B("align_corners")},
            note="bilinear / nearest (bicubic is rejected with an error)")
       for n in (2, 3)],
+    *[Aten(name, "upsample", {"input": T("self"), "mode": LitStr(mode),
+                              "align_corners": B("align_corners"), **_scales(2)},
+           note="antialiased; decomposed into two matmuls with constant weights")
+      for name, mode in (("_upsample_bilinear2d_aa", "linear_aa"),
+                         ("_upsample_bicubic2d_aa", "cubic_aa"))],
 ]

@@ -314,3 +314,16 @@ def test_grid_sample_bicubic_is_a_clear_error():
     x, g = torch.randn(1, 1, 4, 4), torch.rand(1, 2, 2, 2) - 0.5
     with pytest.raises(Exception, match="bicubic"):
         check(lambda x, g: F.grid_sample(x, g, mode="bicubic", align_corners=False), x, g)
+
+
+# ---------------------------------------------------------------- antialiased resampling
+AA_CASES = [dict(scale_factor=0.5), dict(size=(3, 7)), dict(size=(9, 4)),
+            dict(scale_factor=(0.4, 1.0)), dict(size=(3, 5), align_corners=True)]
+
+
+@dtypes([torch.float32, torch.float64])
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("cfg", AA_CASES, ids=str)
+def test_interpolate_antialias(cfg, mode, dtype):
+    x = sample((2, 3, 8, 10), dtype)
+    check(lambda x: F.interpolate(x, mode=mode, antialias=True, **cfg), x)

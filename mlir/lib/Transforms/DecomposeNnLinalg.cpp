@@ -17,6 +17,7 @@
 //                  offsets, scatter (sum / amax) per bag
 //   weight_norm -> vector_norm, div, mul
 //   grid_sampler -> per-corner flat indices and weights (elementwise), gather
+//   upsample (linear_aa / cubic_aa) -> two matmuls with constant weights
 // f16/bf16 compute in f32 and round once, as PyTorch's CPU kernels do.
 //
 //===----------------------------------------------------------------------===//
@@ -26,7 +27,9 @@
 
 #include "mlir/IR/PatternMatch.h"
 
+#include <cmath>
 #include <limits>
+#include <optional>
 
 namespace mlir::poptorch {
 void populateNnLinalgDecomposePatterns(RewritePatternSet &patterns);
@@ -625,6 +628,111 @@ struct DecomposeGridSampler : public OpRewritePattern<GridSamplerOp> {
   }
 };
 
+/// Antialiased resampling (upsample modes linear_aa and cubic_aa, from
+/// _upsample_bilinear2d_aa / _upsample_bicubic2d_aa): separable, the last dim
+/// first and then the one before, as PyTorch's kernel; each pass is a matmul
+/// with a constant (out, in) matrix of the filter weights that PyTorch's
+/// _compute_index_ranges_weights gives each output (normalised to sum 1).
+struct DecomposeUpsampleAntialias : public OpRewritePattern<UpsampleOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  static double filter(double x, bool cubic) {
+    x = std::abs(x);
+    if (!cubic)
+      return x < 1.0 ? 1.0 - x : 0.0;
+    const double a = -0.5; // Keys' bicubic convolution, as PyTorch's aa
+    if (x < 1.0)
+      return ((a + 2) * x - (a + 3)) * x * x + 1;
+    if (x < 2.0)
+      return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+    return 0.0;
+  }
+
+  /// The (out, in) weights, or none where they are the identity.
+  static std::optional<SmallVector<double>> weights(int64_t in, int64_t out,
+                                                    bool align,
+                                                    FloatAttr scaleAttr,
+                                                    bool cubic) {
+    double given = scaleAttr ? scaleAttr.getValueAsDouble() : 0.0;
+    double scale = align ? (out > 1 ? double(in - 1) / double(out - 1) : 0.0)
+                   : given > 0 ? 1.0 / given
+                               : double(in) / double(out);
+    double half = cubic ? 2.0 : 1.0;
+    double support = scale >= 1.0 ? half * scale : half;
+    double invscale = scale >= 1.0 ? 1.0 / scale : 1.0;
+    SmallVector<double> m(out * in, 0.0);
+    bool identity = in == out;
+    for (int64_t i = 0; i < out; ++i) {
+      double center = scale * (i + 0.5);
+      int64_t lo =
+          std::max<int64_t>(static_cast<int64_t>(center - support + 0.5), 0);
+      int64_t size =
+          std::min<int64_t>(static_cast<int64_t>(center + support + 0.5), in) -
+          lo;
+      double total = 0.0;
+      for (int64_t j = 0; j < size; ++j) {
+        double w = filter((j + lo - center + 0.5) * invscale, cubic);
+        m[i * in + lo + j] = w;
+        total += w;
+      }
+      for (int64_t j = 0; j < size; ++j) {
+        if (total != 0.0)
+          m[i * in + lo + j] /= total;
+        identity &= m[i * in + lo + j] == (lo + j == i ? 1.0 : 0.0);
+      }
+    }
+    if (identity)
+      return std::nullopt;
+    return m;
+  }
+
+  LogicalResult matchAndRewrite(UpsampleOp op,
+                                PatternRewriter &rewriter) const override {
+    StringRef mode = op.getMode();
+    if (mode != "linear_aa" && mode != "cubic_aa")
+      return failure();
+    Ops o{rewriter, op.getLoc()};
+    bool cubic = mode == "cubic_aa", align = op.getAlignCorners();
+    auto inTy = typeOf(op.getInput());
+    Type elem = inTy.getElementType(), ce = computeElem(elem);
+    int64_t rank = inTy.getRank();
+    auto constant = [&](ArrayRef<int64_t> shape, ArrayRef<double> values) {
+      auto ty = RankedTensorType::get(shape, ce);
+      SmallVector<Attribute> attrs;
+      for (double v : values)
+        attrs.push_back(rewriter.getFloatAttr(ce, v));
+      return ConstantOp::create(rewriter, op.getLoc(), ty,
+                                DenseElementsAttr::get(ty, attrs));
+    };
+    Value x = o.cast(op.getInput(), ce);
+    SmallVector<int64_t> shape(inTy.getShape());
+    // The last dim: x (.., in) @ w^T (in, out).
+    int64_t inW = inTy.getShape()[rank - 1],
+            outW = op.getType().getShape()[rank - 1];
+    if (auto w = weights(inW, outW, align, op.getScaleWAttr(), cubic)) {
+      SmallVector<double> t(inW * outW);
+      for (int64_t i = 0; i < outW; ++i)
+        for (int64_t j = 0; j < inW; ++j)
+          t[j * outW + i] = (*w)[i * inW + j];
+      shape[rank - 1] = outW;
+      x = MatmulOp::create(rewriter, op.getLoc(),
+                           RankedTensorType::get(shape, ce), x,
+                           constant({inW, outW}, t));
+    }
+    // The dim before: w (out, in) @ x (.., in, W).
+    int64_t inH = inTy.getShape()[rank - 2],
+            outH = op.getType().getShape()[rank - 2];
+    if (auto w = weights(inH, outH, align, op.getScaleHAttr(), cubic)) {
+      shape[rank - 2] = outH;
+      x = MatmulOp::create(rewriter, op.getLoc(),
+                           RankedTensorType::get(shape, ce),
+                           constant({outH, inH}, *w), x);
+    }
+    rewriter.replaceOp(op, o.cast(x, elem));
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::poptorch::populateNnLinalgDecomposePatterns(
@@ -634,6 +742,6 @@ void mlir::poptorch::populateNnLinalgDecomposePatterns(
                DecomposeMaxUnpool<MaxUnpool2dOp, 2>,
                DecomposeMaxUnpool<MaxUnpool3dOp, 3>, DecomposeCol2im,
                DecomposeCdist, DecomposePdist, DecomposeEmbeddingBag,
-               DecomposeWeightNorm, DecomposeGridSampler>(
-      patterns.getContext());
+               DecomposeWeightNorm, DecomposeGridSampler,
+               DecomposeUpsampleAntialias>(patterns.getContext());
 }

@@ -163,3 +163,16 @@ func.func @grid_sampler(%x: tensor<1x2x4x5xf32>, %g: tensor<1x2x3x2xf32>) -> ten
   %0 = poptorch.grid_sampler %x, %g {interpolation_mode = 0 : i64, padding_mode = 0 : i64, align_corners = false} : (tensor<1x2x4x5xf32>, tensor<1x2x3x2xf32>) -> tensor<1x2x2x3xf32>
   return %0 : tensor<1x2x2x3xf32>
 }
+
+// -----
+
+// Antialiased bilinear: the last dim, then the one before, each a matmul with
+// constant weights (a dim whose weights are the identity is left alone).
+// CHECK-LABEL: func.func @upsample_linear_aa
+// CHECK: poptorch.matmul %{{.*}}, %{{.*}} : (tensor<1x2x4x8xf32>, tensor<8x4xf32>) -> tensor<1x2x4x4xf32>
+// CHECK-NOT: poptorch.matmul
+// CHECK-NOT: poptorch.upsample
+func.func @upsample_linear_aa(%x: tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32> {
+  %0 = poptorch.upsample %x {mode = "linear_aa"} : tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  return %0 : tensor<1x2x4x4xf32>
+}
