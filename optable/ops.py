@@ -855,4 +855,48 @@ ATEN: list[Aten] = [
     Aten("fill.Scalar", "expand", {"input": Scalar("value")}, promote="result"),
     Aten("fill.Tensor", "expand", {"input": T("value")}, promote="result"),
     Aten("zero", "expand", {"input": Const("0")}, promote="result"),
+    # ---- nn-linalg (round 2): decomposed in mlir/lib/Transforms/DecomposeNnLinalg.cpp.
+    # addr, dist, rot90, block_diag, affine_grid_generator, native_group_norm,
+    # pixel_(un)shuffle and split_with_sizes_copy / unbind_copy never reach the
+    # backend (their CompositeExplicitAutograd kernels run above it).
+    Aten("baddbmm", "addmm", {"input": T("self"), "lhs": T("batch1"), "rhs": T("batch2"),
+                              "beta": F("beta"), "alpha": F("alpha")}, promote="result"),
+    Aten("addbmm", "addbmm", {"input": T("self"), "lhs": T("batch1"), "rhs": T("batch2"),
+                              "beta": F("beta"), "alpha": F("alpha")}, promote="result"),
+    Aten("glu", "glu", {"input": T("self"), "dim": Dim("dim")}),
+    Aten("trace", "trace", {"input": T("self")}, promote="result"),
+    Aten("linalg_cross", "cross", {"lhs": T("self"), "rhs": T("other"), "dim": Dim("dim")},
+         promote="result"),
+    Aten("renorm", "renorm", {"input": T("self"), "p": F("p"), "dim": Dim("dim"),
+                              "maxnorm": F("maxnorm")}),
+    Aten("max_unpool2d", "max_unpool2d", {"input": T("self"), "indices": T("indices")},
+         note="indices computed by the model are clamped into the output plane"),
+    Aten("max_unpool3d", "max_unpool3d", {"input": T("self"), "indices": T("indices")},
+         note="indices computed by the model are clamped into the output plane"),
+    Aten("col2im", "col2im", {"input": T("self"), "kernel_size": Ints("kernel_size"),
+                              "dilation": Ints("dilation"), "padding": Ints("padding"),
+                              "stride": Ints("stride")}),
+    Aten("_cdist_forward", "cdist", {"lhs": T("x1"), "rhs": T("x2"), "p": F("p")},
+         note="always the direct difference (no matmul shortcut for p=2)"),
+    Aten("_pdist_forward", "pdist", {"input": T("self"), "p": F("p")}),
+    *[Aten(n, "embedding_bag",
+           {"weight": T("weight"), "indices": T("indices"), "offsets": T("offsets"),
+            "per_sample_weights": OptT("per_sample_weights"), "mode": I("mode"),
+            "include_last_offset": B("include_last_offset"), "padding_idx": I("padding_idx")},
+           note="offsets may be computed by the model; only the output (not offset2bag, "
+                "bag_size, max_indices) is computed")
+      for n in ("_embedding_bag", "_embedding_bag_forward_only")],
+    Aten("_weight_norm_interface", "weight_norm", {"v": T("v"), "g": T("g"), "dim": Dim("dim")},
+         results=2),
+    *[Aten(f"grid_sampler_{n}d", "grid_sampler",
+           {"input": T("input"), "grid": T("grid"),
+            "interpolation_mode": I("interpolation_mode"), "padding_mode": I("padding_mode"),
+            "align_corners": B("align_corners")},
+           note="bilinear / nearest (bicubic is rejected with an error)")
+      for n in (2, 3)],
+    *[Aten(name, "upsample", {"input": T("self"), "mode": LitStr(mode),
+                              "align_corners": B("align_corners"), **_scales(2)},
+           note="antialiased; decomposed into two matmuls with constant weights")
+      for name, mode in (("_upsample_bilinear2d_aa", "linear_aa"),
+                         ("_upsample_bicubic2d_aa", "cubic_aa"))],
 ]

@@ -24,6 +24,7 @@ namespace mlir::poptorch {
 
 void populatePoptorchDecomposePatterns(RewritePatternSet &patterns);
 void populateReductionDecomposePatterns(RewritePatternSet &patterns);
+void populateNnLinalgDecomposePatterns(RewritePatternSet &patterns);
 } // namespace mlir::poptorch
 
 using namespace mlir;
@@ -418,4 +419,5 @@ void mlir::poptorch::populatePoptorchDecomposePatterns(
                DecomposeSoftmax<LogSoftmaxOp, true>, DecomposeSdpa,
                DecomposeReduceMean>(patterns.getContext());
   populateReductionDecomposePatterns(patterns);
+  populateNnLinalgDecomposePatterns(patterns);
 }

@@ -422,3 +422,19 @@ func.func @addmm_mixed_dtypes(%b: tensor<2xf32>, %x: tensor<3x4xf64>, %w: tensor
   %0 = poptorch.addmm %b, %x, %w : (tensor<2xf32>, tensor<3x4xf64>, tensor<4x2xf32>) -> tensor<3x2xf64>
   return %0 : tensor<3x2xf64>
 }
+
+// -----
+
+func.func @grid_sampler_bicubic(%x: tensor<1x2x4x5xf32>, %g: tensor<1x2x3x2xf32>) -> tensor<1x2x2x3xf32> {
+  // expected-error @+1 {{bicubic is not}}
+  %0 = poptorch.grid_sampler %x, %g {interpolation_mode = 2 : i64, padding_mode = 0 : i64, align_corners = false} : (tensor<1x2x4x5xf32>, tensor<1x2x3x2xf32>) -> tensor<1x2x2x3xf32>
+  return %0 : tensor<1x2x2x3xf32>
+}
+
+// -----
+
+func.func @glu_odd(%x: tensor<2x5xf32>) -> tensor<2x2xf32> {
+  // expected-error @+1 {{halves dim 1 of odd size}}
+  %0 = poptorch.glu %x {dim = 1 : i64} : tensor<2x5xf32> -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+}

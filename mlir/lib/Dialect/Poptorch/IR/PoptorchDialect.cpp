@@ -681,14 +681,17 @@ LogicalResult UpsampleOp::verify() {
     return emitOpError("input and result must be N, C, spatial... with 1-3 "
                        "spatial dims and equal N, C");
   StringRef mode = getMode();
+  // linear_aa / cubic_aa: antialiased (decomposed in DecomposeNnLinalg.cpp)
+  bool antialias = mode == "linear_aa" || mode == "cubic_aa";
   if (mode != "nearest" && mode != "nearest_exact" && mode != "linear" &&
-      mode != "cubic")
-    return emitOpError("mode must be nearest, nearest_exact, linear or cubic");
-  if ((mode == "linear" || mode == "cubic") &&
+      mode != "cubic" && !antialias)
+    return emitOpError("mode must be nearest, nearest_exact, linear, cubic, "
+                       "linear_aa or cubic_aa");
+  if ((mode == "linear" || mode == "cubic" || antialias) &&
       !isa<FloatType>(in.getElementType()))
     return emitOpError("interpolation needs a floating-point tensor");
-  if (mode == "cubic" && spatial != 2)
-    return emitOpError("cubic interpolation is 2-D");
+  if ((mode == "cubic" || antialias) && spatial != 2)
+    return emitOpError("cubic and antialiased interpolation are 2-D");
   return verifySameElementType(*this, getInput(), getResult());
 }
 

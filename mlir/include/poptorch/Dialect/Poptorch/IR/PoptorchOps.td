@@ -792,4 +792,135 @@ def Poptorch_PrintTensorOp : Poptorch_Op<"print_tensor",
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
+//===----------------------------------------------------------------------===//
+// nn-linalg (round 2) (ops-a family): composite nn and linear-algebra ops,
+// decomposed by poptorch-decompose (mlir/lib/Transforms/DecomposeNnLinalg.cpp)
+// into matmul, elementwise, reduction and data-movement ops; verifiers in
+// mlir/lib/Dialect/Poptorch/IR/NnLinalgOps.cpp.
+//===----------------------------------------------------------------------===//
+
+def Poptorch_AddbmmOp : Poptorch_Op<"addbmm", [Pure]> {
+  let summary = "beta * input + alpha * sum over the batch of lhs[b] @ rhs[b]";
+  let arguments = (ins Poptorch_Tensor:$input, Poptorch_Tensor:$lhs, Poptorch_Tensor:$rhs,
+                       DefaultValuedAttr<F64Attr, "1.0">:$beta,
+                       DefaultValuedAttr<F64Attr, "1.0">:$alpha);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Poptorch_GluOp : Poptorch_Op<"glu", [Pure]> {
+  let summary = "gated linear unit: a * sigmoid(b) with a, b the halves of `dim`";
+  let arguments = (ins Poptorch_Tensor:$input, I64Attr:$dim);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Poptorch_TraceOp : Poptorch_Op<"trace", [Pure]> {
+  let summary = "the sum of the main diagonal of a 2-D tensor";
+  let arguments = (ins Poptorch_Tensor:$input);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Poptorch_CrossOp : Poptorch_Op<"cross", [Pure]> {
+  let summary = "3-vector cross product along `dim` (operands broadcast)";
+  let arguments = (ins Poptorch_Tensor:$lhs, Poptorch_Tensor:$rhs, I64Attr:$dim);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Poptorch_RenormOp : Poptorch_Op<"renorm", [Pure]> {
+  let summary = "each slice along `dim` whose p-norm exceeds maxnorm scaled to maxnorm";
+  let arguments = (ins Poptorch_Tensor:$input, F64Attr:$p, I64Attr:$dim, F64Attr:$maxnorm);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+class Poptorch_MaxUnpoolOp<string mnemonic, int n> : Poptorch_Op<mnemonic, [Pure]> {
+  let summary = "inverse of max_pool" # n # "d: input values written at their flat "
+                "`indices` in zero output planes (the result's trailing " # n # " dims)";
+  let arguments = (ins Poptorch_Tensor:$input, Poptorch_Tensor:$indices);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+def Poptorch_MaxUnpool2dOp : Poptorch_MaxUnpoolOp<"max_unpool2d", 2>;
+def Poptorch_MaxUnpool3dOp : Poptorch_MaxUnpoolOp<"max_unpool3d", 3>;
+
+def Poptorch_Col2imOp : Poptorch_Op<"col2im", [Pure]> {
+  let summary = "torch.nn.functional.fold: (N,) C*kH*kW, L columns summed into (N,) C, H, W";
+  let arguments = (ins Poptorch_Tensor:$input, DenseI64ArrayAttr:$kernel_size,
+                       DenseI64ArrayAttr:$dilation, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$stride);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Poptorch_CdistOp : Poptorch_Op<"cdist", [Pure]> {
+  let summary = "p-norm distances between the rows of lhs (.., P, M) and rhs (.., R, M)";
+  let arguments = (ins Poptorch_Tensor:$lhs, Poptorch_Tensor:$rhs, F64Attr:$p);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Poptorch_PdistOp : Poptorch_Op<"pdist", [Pure]> {
+  let summary = "p-norm distances between rows i < j of an (N, M) input, row-major pairs";
+  let arguments = (ins Poptorch_Tensor:$input, DefaultValuedAttr<F64Attr, "2.0">:$p);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Poptorch_EmbeddingBagOp : Poptorch_Op<"embedding_bag", [Pure]> {
+  let summary = "sum / mean / max of the embedding rows of each bag of `indices`";
+  let description = [{
+    Bag b holds indices[offsets[b] : offsets[b + 1]] (the last bag runs to the
+    end; with `include_last_offset` the last offset only closes it). `mode` is
+    0 sum, 1 mean, 2 max; `per_sample_weights` scale the rows (sum only);
+    indices equal to `padding_idx` (>= 0) are left out. Empty bags are 0.
+  }];
+  let arguments = (ins Poptorch_Tensor:$weight, Poptorch_Tensor:$indices,
+                       Poptorch_Tensor:$offsets, Optional<Poptorch_Tensor>:$per_sample_weights,
+                       DefaultValuedAttr<I64Attr, "0">:$mode,
+                       DefaultValuedAttr<BoolAttr, "false">:$include_last_offset,
+                       DefaultValuedAttr<I64Attr, "-1">:$padding_idx);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = [{
+    $weight `,` $indices `,` $offsets (`weights` $per_sample_weights^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Poptorch_WeightNormOp : Poptorch_Op<"weight_norm", [Pure]> {
+  let summary = "v * g / ||v|| (the 2-norm over every dim but `dim`), and that norm";
+  let arguments = (ins Poptorch_Tensor:$v, Poptorch_Tensor:$g, I64Attr:$dim);
+  let results = (outs Poptorch_Tensor:$result, Poptorch_Tensor:$norm);
+  let assemblyFormat = "$v `,` $g attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Poptorch_GridSamplerOp : Poptorch_Op<"grid_sampler", [Pure]> {
+  let summary = "torch.nn.functional.grid_sample of (N, C, [D,] H, W) at grid (N, .., 2 or 3)";
+  let description = [{
+    `interpolation_mode` 0 bilinear (trilinear in 3-D), 1 nearest;
+    `padding_mode` 0 zeros, 1 border, 2 reflection (PyTorch's enums).
+  }];
+  let arguments = (ins Poptorch_Tensor:$input, Poptorch_Tensor:$grid,
+                       I64Attr:$interpolation_mode, I64Attr:$padding_mode,
+                       BoolAttr:$align_corners);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input `,` $grid attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 #endif // POPTORCH_OPS_TD
