@@ -58,7 +58,12 @@ static Value padTrailing(OpBuilder &b, Location loc, Value x,
                 llvm::none_of(lo, [](int64_t v) { return v < 0; }) &&
                 llvm::none_of(hi, [](int64_t v) { return v < 0; });
   SmallVector<int64_t> shape(ty.getShape());
-  if (simple) {
+  // LLVM cannot legalize some vector ops on 16-bit floats: those keep
+  // tensor.pad.
+  Type elem = ty.getElementType();
+  bool vectorFriendly = elem.isF32() || elem.isF64() ||
+                        (elem.isInteger() && elem.getIntOrFloatBitWidth() >= 8);
+  if (simple && !vectorFriendly) {
     SmallVector<OpFoldResult> loF(rank, b.getIndexAttr(0)),
         hiF(rank, b.getIndexAttr(0));
     for (size_t i = 0; i < lo.size(); ++i) {
@@ -67,6 +72,26 @@ static Value padTrailing(OpBuilder &b, Location loc, Value x,
       shape[first + i] += lo[i] + hi[i];
     }
     return tensor::PadOp::create(b, loc, ty.clone(shape), x, loF, hiF, fill);
+  }
+  if (simple) {
+    // A filled tensor with `x` copied into its interior: linalg ops that the
+    // codegen strategy vectorizes (tensor.pad would bufferize into a scalar
+    // fill loop and a strided memref.copy, an element-by-element runtime
+    // call).
+    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes,
+        ones(rank, b.getIndexAttr(1));
+    for (int64_t d = 0; d < rank; ++d)
+      sizes.push_back(b.getIndexAttr(ty.getShape()[d]));
+    for (size_t i = 0; i < lo.size(); ++i) {
+      offsets[first + i] = b.getIndexAttr(lo[i]);
+      shape[first + i] += lo[i] + hi[i];
+    }
+    Value dest = createFilled(b, loc, ty.clone(shape), fill);
+    Value interior =
+        tensor::ExtractSliceOp::create(b, loc, ty, dest, offsets, sizes, ones);
+    Value copied = linalg::CopyOp::create(b, loc, x, interior).getResult(0);
+    return tensor::InsertSliceOp::create(b, loc, copied, dest, offsets, sizes,
+                                         ones);
   }
   // Insert the (strided) input into a filled tensor, then crop.
   SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes,
@@ -295,6 +320,58 @@ static Value im2colConvolution(OpBuilder &b, Location loc, Value input,
       ->getResult(0);
 }
 
+/// A depthwise 2-D convolution (groups = input = output channels) of an
+/// already padded input (N, C, Hp, Wp) with weight (C, 1, KH, KW) into
+/// `init` (N, C, OH, OW): one elementwise linalg.generic over the output
+/// whose operands are the KH*KW strided input windows (one per kernel
+/// offset) and the KH*KW per-channel weights. Every map is a projected
+/// permutation, so the op vectorizes along the output width like any
+/// elementwise op, and the following batch norm and activation fuse into
+/// it.
+static Value depthwiseConvolution(OpBuilder &b, Location loc, Value input,
+                                  Value weight, Value init,
+                                  ArrayRef<int64_t> stride,
+                                  ArrayRef<int64_t> dilation) {
+  MLIRContext *ctx = b.getContext();
+  ArrayRef<int64_t> out = getTensorType(init).getShape();
+  ArrayRef<int64_t> wS = getTensorType(weight).getShape();
+  Type elem = getTensorType(init).getElementType();
+  int64_t n = out[0], c = out[1], oh = out[2], ow = out[3];
+  auto idx = [&](ArrayRef<int64_t> v) {
+    return llvm::map_to_vector(
+        v, [&](int64_t x) -> OpFoldResult { return b.getIndexAttr(x); });
+  };
+  SmallVector<Value> windows, weights;
+  for (int64_t i = 0; i < wS[2]; ++i)
+    for (int64_t j = 0; j < wS[3]; ++j) {
+      windows.push_back(tensor::ExtractSliceOp::create(
+          b, loc, RankedTensorType::get({n, c, oh, ow}, elem), input,
+          idx({0, 0, i * dilation[0], j * dilation[1]}), idx({n, c, oh, ow}),
+          idx({1, 1, stride[0], stride[1]})));
+      weights.push_back(tensor::ExtractSliceOp::create(
+          b, loc, RankedTensorType::get({c}, elem), weight, idx({0, 0, i, j}),
+          idx({c, 1, 1, 1}), idx({1, 1, 1, 1})));
+    }
+  AffineMap identity = b.getMultiDimIdentityMap(4);
+  AffineMap channel = AffineMap::get(4, 0, {getAffineDimExpr(1, ctx)}, ctx);
+  SmallVector<AffineMap> maps(windows.size(), identity);
+  maps.append(weights.size(), channel);
+  maps.push_back(identity);
+  SmallVector<Value> ins(windows);
+  ins.append(weights);
+  int64_t taps = windows.size();
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ins, ValueRange{init}, maps,
+             SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               Value acc = args.back();
+               for (int64_t t = 0; t < taps; ++t)
+                 acc = multiplyAdd(nb, nloc, args[t], args[taps + t], acc);
+               linalg::YieldOp::create(nb, nloc, acc);
+             })
+      .getResult(0);
+}
+
 /// The weight of the regular convolution equivalent to a transposed one:
 /// (C_in, C_out/g, k...) -> (C_out, C_in/g, k...), spatially flipped.
 static Value transposedConvWeight(OpBuilder &b, Location loc, Value weight,
@@ -426,8 +503,30 @@ struct ConvolutionLowering : public OpConversionPattern<ConvolutionOp> {
     } else {
       init = createFilled(rewriter, loc, accTy, zero);
     }
-    Value result =
-        convolve(rewriter, loc, input, weight, init, stride, dilation, groups);
+    ArrayRef<int64_t> wShape = getTensorType(weight).getShape();
+    Value result;
+    if (groups > 1 && groups == o && wShape[1] == 1 && spatial <= 2 &&
+        getTensorType(input).getShape()[1] == groups &&
+        ShapedType::getNumElements(ks) <= 25 && resTy.getNumElements() > 0) {
+      // Depthwise, as an elementwise op over the output.
+      auto as4d = [&](Value v) {
+        ArrayRef<int64_t> s = getTensorType(v).getShape();
+        return spatial == 2
+                   ? v
+                   : reshapeTensor(rewriter, loc, v, {s[0], s[1], 1, s[2]});
+      };
+      SmallVector<int64_t> stride2 = stride, dilation2 = dilation;
+      if (spatial == 1) {
+        stride2.insert(stride2.begin(), 1);
+        dilation2.insert(dilation2.begin(), 1);
+      }
+      result = depthwiseConvolution(rewriter, loc, as4d(input), as4d(weight),
+                                    as4d(init), stride2, dilation2);
+      result = reshapeTensor(rewriter, loc, result, accTy.getShape());
+    } else {
+      result = convolve(rewriter, loc, input, weight, init, stride, dilation,
+                        groups);
+    }
     rewriter.replaceOp(op, castTensor(rewriter, loc, result, elem));
     return success();
   }
