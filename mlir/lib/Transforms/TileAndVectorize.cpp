@@ -169,10 +169,12 @@ void vectorizeAllIn(RewriterBase &rewriter, Operation *root) {
 }
 
 /// Splits each tile loop whose step does not divide its trip count into a
-/// main loop of full (static) tiles and one partial iteration.
+/// main loop of full (static) tiles and one partial iteration. Inner loops
+/// first: the partial iteration of an outer loop then gets the inner loop
+/// already split, and its full tiles stay static too.
 void peelPartialTiles(RewriterBase &rewriter,
                       ArrayRef<LoopLikeOpInterface> loops) {
-  for (LoopLikeOpInterface loop : loops) {
+  for (LoopLikeOpInterface loop : llvm::reverse(loops)) {
     auto forOp = dyn_cast<scf::ForOp>(loop.getOperation());
     if (!forOp)
       continue;
