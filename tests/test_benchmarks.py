@@ -24,4 +24,7 @@ def test_benchmark_model(name):
     with torch.inference_mode():
         expected = model(*inputs)
     actual = poptorch.inferenceModel(model)(*inputs)
-    assert_matches(actual, expected, name=f"benchmark {name} (quick)", atol=2e-5, rtol=1e-4)
+    # MobileNetV2's outputs (up to ~3) pass through 50 convolutions and batch norms: eager
+    # itself is 3.6e-5 away from the float64 result, poptorch (another summation order) 5.9e-5.
+    atol = 1e-4 if name == "mobilenet" else 2e-5
+    assert_matches(actual, expected, name=f"benchmark {name} (quick)", atol=atol, rtol=1e-4)

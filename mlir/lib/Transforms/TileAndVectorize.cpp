@@ -47,6 +47,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <limits>
+#include <numeric>
 
 namespace mlir::poptorch {
 #define GEN_PASS_DEF_POPTORCHTILEANDVECTORIZE
@@ -168,10 +169,12 @@ void vectorizeAllIn(RewriterBase &rewriter, Operation *root) {
 }
 
 /// Splits each tile loop whose step does not divide its trip count into a
-/// main loop of full (static) tiles and one partial iteration.
+/// main loop of full (static) tiles and one partial iteration. Inner loops
+/// first: the partial iteration of an outer loop then gets the inner loop
+/// already split, and its full tiles stay static too.
 void peelPartialTiles(RewriterBase &rewriter,
                       ArrayRef<LoopLikeOpInterface> loops) {
-  for (LoopLikeOpInterface loop : loops) {
+  for (LoopLikeOpInterface loop : llvm::reverse(loops)) {
     auto forOp = dyn_cast<scf::ForOp>(loop.getOperation());
     if (!forOp)
       continue;
@@ -235,9 +238,12 @@ std::optional<unsigned> pickParallelLoop(linalg::LinalgOp op,
 FailureOr<scf::SCFTileAndFuseResult>
 tileAndFuse(RewriterBase &rewriter, TilingInterface root,
             ArrayRef<int64_t> sizes, scf::SCFTilingOptions::LoopType loopType,
-            std::function<bool(Operation *)> fuse) {
+            std::function<bool(Operation *)> fuse,
+            ArrayRef<int64_t> interchange = {}) {
   scf::SCFTileAndFuseOptions options;
   options.tilingOptions.setTileSizes(asIndexAttrs(rewriter, sizes));
+  if (!interchange.empty())
+    options.tilingOptions.setInterchange(interchange);
   options.tilingOptions.setLoopType(loopType);
   options.setFusionControlFn(
       [fuse](tensor::ExtractSliceOp, OpResult producer, bool)
@@ -398,8 +404,21 @@ void tileContractionForRegisters(RewriterBase &rewriter, linalg::LinalgOp op,
 void tileContraction(RewriterBase &rewriter, linalg::LinalgOp op,
                      ContractionTiles tiles, int64_t minParallelCost) {
   std::optional<unsigned> dim;
-  if (shouldDistribute(op, minParallelCost))
-    dim = pickParallelLoop(op, tiles.parallel);
+  if (shouldDistribute(op, minParallelCost)) {
+    // Split the columns among the workers when they are enough: each then
+    // keeps its own blocks of B in cache (see rootLoopsNOuter).
+    FailureOr<linalg::ContractionDimensions> dims =
+        linalg::inferContractionDims(op);
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    if (succeeded(dims) && !dims->n.empty()) {
+      unsigned n = dims->n.back();
+      int64_t t = tiles.parallel[n];
+      if (t > 0 && ranges[n] % t == 0 && ranges[n] / t >= kMinParallelTrips)
+        dim = n;
+    }
+    if (!dim)
+      dim = pickParallelLoop(op, tiles.parallel);
+  }
   if (!dim)
     return tileContractionForRegisters(rewriter, op, tiles);
 
@@ -429,6 +448,44 @@ void tileContraction(RewriterBase &rewriter, linalg::LinalgOp op,
     tileContractionForRegisters(rewriter, inner, *t);
 }
 
+/// The tile loop order of the contraction `op` (or of its fused `consumer`,
+/// whose loops are the contraction's output dims): the root's loops with
+/// the n dims moved before the m dims (batch dims stay outermost, the
+/// reduction innermost). Empty when the order is unchanged.
+SmallVector<int64_t> rootLoopsNOuter(linalg::LinalgOp op, Operation *consumer) {
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims))
+    return {};
+  SmallVector<unsigned> rootDims; // contraction loop of each root loop
+  if (consumer) {
+    AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+    for (AffineExpr e : outMap.getResults())
+      rootDims.push_back(cast<AffineDimExpr>(e).getPosition());
+  } else {
+    for (unsigned d = 0; d < op.getNumLoops(); ++d)
+      rootDims.push_back(d);
+  }
+  auto rank = [&](unsigned d) {
+    if (llvm::is_contained(dims->batch, d))
+      return 0;
+    if (llvm::is_contained(dims->n, d))
+      return 1;
+    if (llvm::is_contained(dims->m, d))
+      return 2;
+    return 3;
+  };
+  SmallVector<int64_t> order(rootDims.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return rank(rootDims[a]) < rank(rootDims[b]);
+  });
+  for (auto [i, o] : llvm::enumerate(order))
+    if ((int64_t)i != o)
+      return order;
+  return {};
+}
+
 void tileContractionForRegisters(RewriterBase &rewriter, linalg::LinalgOp op,
                                  const ContractionTiles &tiles) {
   // Tile sizes of the root in its own loop order.
@@ -445,6 +502,13 @@ void tileContractionForRegisters(RewriterBase &rewriter, linalg::LinalgOp op,
     root = cast<TilingInterface>(op.getOperation());
   }
 
+  // Loop order: the n (column) tile loops outside the m (row) ones. A block
+  // of nr columns of B (k x nr) then stays in cache while every row block
+  // of A streams past it; the other order streams all of B once per mr
+  // rows, and nr = 4 mr.
+  SmallVector<int64_t> interchange =
+      rootLoopsNOuter(op, consumer ? consumer.getOperation() : nullptr);
+
   // Only the contraction and the fill of its accumulator join the tile
   // loop; recomputing other producers (transposes, broadcasts) per tile
   // would repeat their work.
@@ -453,7 +517,8 @@ void tileContractionForRegisters(RewriterBase &rewriter, linalg::LinalgOp op,
       rewriter, root, rootSizes, scf::SCFTilingOptions::LoopType::ForOp,
       [contraction](Operation *p) {
         return p == contraction || isa<linalg::FillOp>(p);
-      });
+      },
+      interchange);
   if (failed(tiled))
     return;
 

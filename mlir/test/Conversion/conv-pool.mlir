@@ -3,9 +3,16 @@
 // input) and the windowed reductions of the pools.
 // RUN: poptorch-opt %s -split-input-file --convert-poptorch-to-linalg | FileCheck %s
 
+// 1-D is 2-D with a unit height: an im2col matmul whose 8 columns are
+// padded to 16 (zeros), dropped again from the result.
 // CHECK-LABEL: func.func @conv1d
-// CHECK: tensor.pad %{{.*}} low[0, 0, 1] high[0, 0, 1]
-// CHECK: linalg.conv_2d_nchw_fchw {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x3x1x10xf32>, tensor<4x3x1x3xf32>) outs(%{{.*}} : tensor<1x4x1x8xf32>)
+// CHECK: %[[F:.*]] = linalg.fill {{.*}} -> tensor<1x3x10xf32>
+// CHECK: linalg.copy ins(%{{.*}} : tensor<1x3x8xf32>) outs(%{{.*}} : tensor<1x3x8xf32>)
+// CHECK: tensor.empty() : tensor<3x1x3x16xf32>
+// CHECK-COUNT-3: linalg.transpose ins(%{{.*}} : tensor<1x3x1x8xf32>) outs(%{{.*}} : tensor<3x1x1x8xf32>) permutation = [1, 0, 2, 3]
+// CHECK: linalg.fill {{.*}} outs(%{{.*}} : tensor<3x1x3x8xf32>)
+// CHECK: %[[M:.*]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x9xf32>, tensor<9x16xf32>) outs(%{{.*}} : tensor<4x16xf32>)
+// CHECK: tensor.extract_slice %[[M]][0, 0] [4, 8] [1, 1] : tensor<4x16xf32> to tensor<4x8xf32>
 // CHECK: tensor.collapse_shape %{{.*}} : tensor<1x4x1x8xf32> into tensor<1x4x8xf32>
 func.func @conv1d(%x: tensor<1x3x8xf32>, %w: tensor<4x3x3xf32>) -> tensor<1x4x8xf32> {
   %0 = poptorch.convolution %x, %w {stride = array<i64: 1>, padding = array<i64: 1>, dilation = array<i64: 1>} : (tensor<1x3x8xf32>, tensor<4x3x3xf32>) -> tensor<1x4x8xf32>
@@ -39,7 +46,9 @@ func.func @conv3d_grouped(%x: tensor<1x4x4x4x4xf16>, %w: tensor<4x2x2x2x2xf16>) 
 // CHECK: tensor.extract
 // CHECK: %[[WT:.*]] = tensor.collapse_shape %[[W]] {{.*}} into tensor<2x3x3x3xf32>
 // CHECK: %[[X:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 1, 1] [1, 3, 4, 4] [1, 1, 2, 2] : tensor<1x3x4x4xf32> into tensor<1x3x10x10xf32>
-// CHECK: linalg.conv_2d_nchw_fchw {{.*}} strides = dense<1> {{.*}} ins(%[[X]], %[[WT]] : tensor<1x3x10x10xf32>, tensor<2x3x3x3xf32>)
+// CHECK: tensor.extract_slice %[[X]][0, 0, 0, 0] [1, 3, 8, 8] [1, 1, 1, 1]
+// CHECK: %[[WM:.*]] = tensor.collapse_shape %[[WT]] {{.*}} into tensor<2x27xf32>
+// CHECK: linalg.matmul ins(%[[WM]], %{{.*}} : tensor<2x27xf32>, tensor<27x64xf32>)
 func.func @conv_transpose(%x: tensor<1x3x4x4xf32>, %w: tensor<3x2x3x3xf32>) -> tensor<1x2x8x8xf32> {
   %0 = poptorch.convolution %x, %w {stride = array<i64: 2>, padding = array<i64: 1>, dilation = array<i64: 1>, transposed = true, output_padding = array<i64: 1>} : (tensor<1x3x4x4xf32>, tensor<3x2x3x3xf32>) -> tensor<1x2x8x8xf32>
   return %0 : tensor<1x2x8x8xf32>
@@ -51,7 +60,9 @@ func.func @conv_transpose(%x: tensor<1x3x4x4xf32>, %w: tensor<3x2x3x3xf32>) -> t
 // elements are masked, the flat index is h * W + w.
 // CHECK-DAG: #[[$PIN:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 + d3, d2 * 2 + d4)>
 // CHECK-LABEL: func.func @max_pool_indices
-// CHECK: tensor.pad %{{.*}} low[0, 0, 1] high[0, 0, 1]
+// CHECK: %[[P:.*]] = linalg.fill {{.*}} -> tensor<1x4x9xf32>
+// CHECK: %[[I:.*]] = tensor.extract_slice %[[P]][0, 0, 1] [1, 4, 7] [1, 1, 1]
+// CHECK: linalg.copy ins(%{{.*}} : tensor<1x4x7xf32>) outs(%[[I]] : tensor<1x4x7xf32>)
 // CHECK: linalg.fill ins(%{{.*}} : i64) outs(%{{.*}} : tensor<1x4x4xi64>)
 // CHECK: linalg.generic {indexing_maps = [#[[$PIN]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
 // CHECK-DAG: arith.cmpf ogt

@@ -64,13 +64,24 @@ func.func @matmul_vec(%a: tensor<3x4xf32>, %b: tensor<4xf32>) -> tensor<3xf32> {
 
 // -----
 
-// The convolution accumulates into the broadcast bias.
+// A convolution is a matmul over im2col: the padded input (a fill and a
+// copy into its interior), one strided window per kernel offset transposed
+// into its rows of the (C, KH, KW, N*OH*OW) column matrix, then weight
+// (F, C*KH*KW) x columns, accumulated into the broadcast bias.
 // CHECK-LABEL: func.func @conv
 // CHECK-SAME: (%[[X:.*]]: tensor<1x3x8x8xf32>, %[[W:.*]]: tensor<4x3x3x3xf32>, %[[B:.*]]: tensor<4xf32>)
-// CHECK: %[[P:.*]] = tensor.pad %[[X]] low[0, 0, 1, 1] high[0, 0, 1, 1]
-// CHECK: } : tensor<1x3x8x8xf32> to tensor<1x3x10x10xf32>
-// CHECK: %[[INIT:.*]] = linalg.broadcast ins(%[[B]] : tensor<4xf32>) outs(%{{.*}} : tensor<1x4x4x4xf32>) dimensions = [0, 2, 3]
-// CHECK: linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%[[P]], %[[W]] : tensor<1x3x10x10xf32>, tensor<4x3x3x3xf32>) outs(%[[INIT]] : tensor<1x4x4x4xf32>)
+// CHECK: %[[F:.*]] = linalg.fill {{.*}} -> tensor<1x3x10x10xf32>
+// CHECK: %[[I:.*]] = tensor.extract_slice %[[F]][0, 0, 1, 1] [1, 3, 8, 8] [1, 1, 1, 1]
+// CHECK: %[[CP:.*]] = linalg.copy ins(%[[X]] : tensor<1x3x8x8xf32>) outs(%[[I]] : tensor<1x3x8x8xf32>)
+// CHECK: %[[P:.*]] = tensor.insert_slice %[[CP]] into %[[F]][0, 0, 1, 1] [1, 3, 8, 8] [1, 1, 1, 1]
+// CHECK: tensor.empty() : tensor<3x3x3x16xf32>
+// CHECK: tensor.extract_slice %[[P]][0, 0, 0, 0] [1, 3, 4, 4] [1, 1, 2, 2] : tensor<1x3x10x10xf32> to tensor<1x3x4x4xf32>
+// CHECK-COUNT-9: linalg.transpose ins(%{{.*}} : tensor<1x3x4x4xf32>) outs(%{{.*}} : tensor<3x1x4x4xf32>) permutation = [1, 0, 2, 3]
+// CHECK: %[[COL:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1, 2], [3]] : tensor<3x3x3x16xf32> into tensor<27x16xf32>
+// CHECK: %[[INIT:.*]] = linalg.broadcast ins(%[[B]] : tensor<4xf32>) outs(%{{.*}} : tensor<4x16xf32>) dimensions = [1]
+// CHECK: %[[WM:.*]] = tensor.collapse_shape %[[W]] {{\[\[}}0], [1, 2, 3]] : tensor<4x3x3x3xf32> into tensor<4x27xf32>
+// CHECK: %[[M:.*]] = linalg.matmul ins(%[[WM]], %[[COL]] : tensor<4x27xf32>, tensor<27x16xf32>) outs(%[[INIT]] : tensor<4x16xf32>)
+// CHECK: tensor.expand_shape %[[M]] {{\[\[}}0, 1], [2, 3]] output_shape [1, 4, 4, 4]
 func.func @conv(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) -> tensor<1x4x4x4xf32> {
   %0 = poptorch.convolution %x, %w bias %b {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
   return %0 : tensor<1x4x4x4xf32>
@@ -78,12 +89,16 @@ func.func @conv(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf
 
 // -----
 
-// Grouped (here depthwise) convolution splits the channels into groups.
+// A depthwise convolution is one elementwise generic over the output: the
+// KH*KW input windows and per-channel weights are its operands.
+// CHECK-DAG: #[[$ID4:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[$CH:.*]] = affine_map<(d0, d1, d2, d3) -> (d1)>
 // CHECK-LABEL: func.func @conv_groups
-// CHECK: tensor.expand_shape %{{.*}} output_shape [1, 4, 1, 6, 6]
-// CHECK: tensor.expand_shape %{{.*}} output_shape [4, 1, 1, 3, 3]
-// CHECK: %[[C:.*]] = linalg.conv_2d_ngchw_gfchw {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x4x1x6x6xf32>, tensor<4x1x1x3x3xf32>) outs(%{{.*}} : tensor<1x4x1x4x4xf32>)
-// CHECK: tensor.collapse_shape %[[C]] {{\[\[}}0], [1], [2, 3], [4]] : tensor<1x4x1x4x4xf32> into tensor<1x4x4x4xf32>
+// CHECK: tensor.extract_slice %{{.*}}[0, 0, 2, 2] [1, 4, 4, 4] [1, 1, 1, 1] : tensor<1x4x6x6xf32> to tensor<1x4x4x4xf32>
+// CHECK: tensor.extract_slice %{{.*}}[0, 0, 2, 2] [4, 1, 1, 1] [1, 1, 1, 1] : tensor<4x1x3x3xf32> to tensor<4xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[$ID4]], #[[$ID4]], #[[$ID4]], #[[$ID4]], #[[$ID4]], #[[$ID4]], #[[$ID4]], #[[$ID4]], #[[$ID4]], #[[$CH]], #[[$CH]], #[[$CH]], #[[$CH]], #[[$CH]], #[[$CH]], #[[$CH]], #[[$CH]], #[[$CH]], #[[$ID4]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+// CHECK-COUNT-9: arith.mulf
+// CHECK: linalg.yield
 func.func @conv_groups(%x: tensor<1x4x6x6xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x4x4x4xf32> {
   %0 = poptorch.convolution %x, %w {stride = array<i64: 1>, padding = array<i64: 0>, dilation = array<i64: 1>, groups = 4 : i64} : (tensor<1x4x6x6xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x4x4xf32>
   return %0 : tensor<1x4x4x4xf32>
@@ -94,8 +109,8 @@ func.func @conv_groups(%x: tensor<1x4x6x6xf32>, %w: tensor<4x1x3x3xf32>) -> tens
 // -inf padding; ceil_mode windows get extra high padding.
 // CHECK-LABEL: func.func @max_pool
 // CHECK: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
-// CHECK: %[[P:.*]] = tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 1, 1]
-// CHECK: tensor.yield %[[NINF]] : f32
+// CHECK: %[[PF:.*]] = linalg.fill ins(%[[NINF]] : f32) {{.*}} -> tensor<1x2x9x9xf32>
+// CHECK: %[[P:.*]] = tensor.insert_slice %{{.*}} into %[[PF]][0, 0, 1, 1] [1, 2, 7, 7] [1, 1, 1, 1]
 // CHECK: %[[WIN:.*]] = tensor.empty() : tensor<3x3xf32>
 // CHECK: %[[F:.*]] = linalg.fill ins(%[[NINF]] : f32)
 // CHECK: linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%[[P]], %[[WIN]] : tensor<1x2x9x9xf32>, tensor<3x3xf32>) outs(%[[F]] : tensor<1x2x4x4xf32>)

@@ -4,11 +4,13 @@
 // RUN: poptorch-opt %s -split-input-file --poptorch-tile-and-vectorize --canonicalize --cse | FileCheck %s
 
 // An 8x32 accumulator block stays in registers across the k loop (k unrolled
-// by 8 into FMAs); bias + relu run on it before the single store.
+// by 8 into FMAs); bias + relu run on it before the single store. The column
+// blocks are the outer loop (a k x 32 block of B stays in cache while the
+// row blocks of A pass).
 // CHECK-LABEL: func.func @matmul_bias_relu
 // CHECK-NOT: linalg.
-// CHECK: scf.for {{.*}} step %c8
 // CHECK: scf.for {{.*}} step %c32
+// CHECK: scf.for {{.*}} step %c8
 // CHECK: %[[ACC:.*]] = scf.for {{.*}} step %c8 iter_args(%{{.*}} = %{{.*}}) -> (vector<8x32xf32>)
 // CHECK-COUNT-64: vector.fma {{.*}} : vector<32xf32>
 // CHECK: scf.yield {{.*}} : vector<8x32xf32>
@@ -33,17 +35,20 @@ func.func @matmul_bias_relu(%a: tensor<16x64xf32>, %b: tensor<64x64xf32>, %bias:
 
 // -----
 
-// Odd sizes: full 8x32 tiles are vectorized without masks, as is the static
-// 8x1 column remainder; the peeled dynamic row remainder stays a
-// linalg.matmul that is lowered to loops later.
+// Odd sizes: the tile loops are peeled inner loop first, so every tile is
+// static and vectorized without masks: full 8x32 tiles, the 1x32 row
+// remainder, the 8x1 column remainder and the 1x1 corner.
 // CHECK-LABEL: func.func @matmul_odd
-// CHECK: scf.for {{.*}} = %c0 to %c16 step %c8
+// CHECK-NOT: linalg.matmul
 // CHECK: scf.for {{.*}} = %c0 to %c64 step %c32
+// CHECK: scf.for {{.*}} = %c0 to %c16 step %c8
 // CHECK: vector.fma {{.*}} : vector<32xf32>
 // CHECK-NOT: vector.mask
+// CHECK: -> (vector<1x32xf32>)
+// CHECK: scf.for {{.*}} = %c0 to %c16 step %c8
 // CHECK: -> (vector<8x1xf32>)
-// CHECK: scf.for {{.*}} = %c0 to %c65 step %c32
-// CHECK: linalg.matmul {{.*}} tensor<1x?xf32>
+// CHECK: -> (vector<1x1xf32>)
+// CHECK-NOT: linalg.matmul
 func.func @matmul_odd(%a: tensor<17x33xf32>, %b: tensor<33x65xf32>) -> tensor<17x65xf32> {
   %cst = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<17x65xf32>

@@ -58,7 +58,12 @@ static Value padTrailing(OpBuilder &b, Location loc, Value x,
                 llvm::none_of(lo, [](int64_t v) { return v < 0; }) &&
                 llvm::none_of(hi, [](int64_t v) { return v < 0; });
   SmallVector<int64_t> shape(ty.getShape());
-  if (simple) {
+  // LLVM cannot legalize some vector ops on 16-bit floats: those keep
+  // tensor.pad.
+  Type elem = ty.getElementType();
+  bool vectorFriendly = elem.isF32() || elem.isF64() ||
+                        (elem.isInteger() && elem.getIntOrFloatBitWidth() >= 8);
+  if (simple && !vectorFriendly) {
     SmallVector<OpFoldResult> loF(rank, b.getIndexAttr(0)),
         hiF(rank, b.getIndexAttr(0));
     for (size_t i = 0; i < lo.size(); ++i) {
@@ -67,6 +72,26 @@ static Value padTrailing(OpBuilder &b, Location loc, Value x,
       shape[first + i] += lo[i] + hi[i];
     }
     return tensor::PadOp::create(b, loc, ty.clone(shape), x, loF, hiF, fill);
+  }
+  if (simple) {
+    // A filled tensor with `x` copied into its interior: linalg ops that the
+    // codegen strategy vectorizes (tensor.pad would bufferize into a scalar
+    // fill loop and a strided memref.copy, an element-by-element runtime
+    // call).
+    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes,
+        ones(rank, b.getIndexAttr(1));
+    for (int64_t d = 0; d < rank; ++d)
+      sizes.push_back(b.getIndexAttr(ty.getShape()[d]));
+    for (size_t i = 0; i < lo.size(); ++i) {
+      offsets[first + i] = b.getIndexAttr(lo[i]);
+      shape[first + i] += lo[i] + hi[i];
+    }
+    Value dest = createFilled(b, loc, ty.clone(shape), fill);
+    Value interior =
+        tensor::ExtractSliceOp::create(b, loc, ty, dest, offsets, sizes, ones);
+    Value copied = linalg::CopyOp::create(b, loc, x, interior).getResult(0);
+    return tensor::InsertSliceOp::create(b, loc, copied, dest, offsets, sizes,
+                                         ones);
   }
   // Insert the (strided) input into a filled tensor, then crop.
   SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes,
@@ -202,6 +227,151 @@ static Value convolve(OpBuilder &b, Location loc, Value input, Value weight,
   return reshapeTensor(b, loc, r, initTy.getShape());
 }
 
+/// A 2-D convolution (groups 1) of an already padded input (N, C, Hp, Wp)
+/// as one matmul: weight (F, C*KH*KW) x col (C*KH*KW, N*OH*OW) -> (F,
+/// N*OH*OW), plus `bias` (F) or nothing. Column (n, y, x) of col (im2col)
+/// holds the input window of output pixel (y, x) of image n; it is built by
+/// KH*KW strided copies of the input, one per kernel offset (none for a
+/// 1x1 stride-1 kernel on one image whose columns need no padding). The
+/// columns are padded with zeros to whole register tiles of the matmul (16,
+/// or 32 above 32), which would otherwise leave a scalar remainder. The
+/// matmul is the register-blocked kernel of poptorch-tile-and-vectorize;
+/// its result drops the padding and goes back to (N, F, OH, OW).
+static Value im2colConvolution(OpBuilder &b, Location loc, Value input,
+                               Value weight, Value bias,
+                               ArrayRef<int64_t> stride,
+                               ArrayRef<int64_t> dilation,
+                               RankedTensorType accTy) {
+  ArrayRef<int64_t> inS = getTensorType(input).getShape();
+  ArrayRef<int64_t> wS = getTensorType(weight).getShape();
+  Type elem = accTy.getElementType();
+  int64_t n = inS[0], c = inS[1], f = wS[0], kh = wS[2], kw = wS[3];
+  int64_t oh = accTy.getShape()[2], ow = accTy.getShape()[3];
+  int64_t k = c * kh * kw, np = n * oh * ow;
+  int64_t cols = np <= 32 ? (np + 15) / 16 * 16 : (np + 31) / 32 * 32;
+  auto idx = [&](ArrayRef<int64_t> v) {
+    return llvm::map_to_vector(
+        v, [&](int64_t x) -> OpFoldResult { return b.getIndexAttr(x); });
+  };
+  Value col;
+  if (n == 1 && kh == 1 && kw == 1 && stride[0] == 1 && stride[1] == 1 &&
+      cols == np) {
+    col = reshapeTensor(b, loc, input, {k, np});
+  } else {
+    col = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{c, kh, kw, cols},
+                                  elem);
+    auto winTy = RankedTensorType::get({n, c, oh, ow}, elem);
+    auto flatTy = RankedTensorType::get({c, np}, elem);
+    for (int64_t i = 0; i < kh; ++i)
+      for (int64_t j = 0; j < kw; ++j) {
+        // Window element (i, j) of every output pixel, written in place
+        // into its row block of col.
+        Value win = tensor::ExtractSliceOp::create(
+            b, loc, winTy, input, idx({0, 0, i * dilation[0], j * dilation[1]}),
+            idx({n, c, oh, ow}), idx({1, 1, stride[0], stride[1]}));
+        SmallVector<OpFoldResult> off = idx({0, i, j, 0}),
+                                  sz = idx({c, 1, 1, np}),
+                                  ones = idx({1, 1, 1, 1});
+        Value dst =
+            tensor::ExtractSliceOp::create(b, loc, flatTy, col, off, sz, ones);
+        dst = reshapeTensor(b, loc, dst, {c, n, oh, ow});
+        Value moved = linalg::TransposeOp::create(b, loc, win, dst,
+                                                  ArrayRef<int64_t>{1, 0, 2, 3})
+                          ->getResult(0);
+        col = tensor::InsertSliceOp::create(
+            b, loc, reshapeTensor(b, loc, moved, {c, np}), col, off, sz, ones);
+      }
+    if (cols > np) {
+      SmallVector<OpFoldResult> off = idx({0, 0, 0, np}),
+                                sz = idx({c, kh, kw, cols - np}),
+                                ones = idx({1, 1, 1, 1});
+      auto padTy = RankedTensorType::get({c, kh, kw, cols - np}, elem);
+      Value pad =
+          tensor::ExtractSliceOp::create(b, loc, padTy, col, off, sz, ones);
+      pad = linalg::FillOp::create(b, loc,
+                                   ValueRange{createScalar(b, loc, elem, 0.0)},
+                                   ValueRange{pad})
+                .getResult(0);
+      col = tensor::InsertSliceOp::create(b, loc, pad, col, off, sz, ones);
+    }
+    col = reshapeTensor(b, loc, col, {k, cols});
+  }
+  auto mmTy = RankedTensorType::get({f, cols}, elem);
+  Value init =
+      bias ? linalg::BroadcastOp::create(
+                 b, loc, bias, createEmpty(b, loc, mmTy), ArrayRef<int64_t>{1})
+                 ->getResult(0)
+           : createFilled(b, loc, mmTy, createScalar(b, loc, elem, 0.0));
+  Value mm = linalg::MatmulOp::create(
+                 b, loc, TypeRange{mmTy},
+                 ValueRange{reshapeTensor(b, loc, weight, {f, k}), col},
+                 ValueRange{init})
+                 .getResult(0);
+  if (cols > np)
+    mm = tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get({f, np}, elem), mm, idx({0, 0}),
+        idx({f, np}), idx({1, 1}));
+  if (n == 1)
+    return reshapeTensor(b, loc, mm, {1, f, oh, ow});
+  Value perImage = reshapeTensor(b, loc, mm, {f, n, oh, ow});
+  return linalg::TransposeOp::create(b, loc, perImage,
+                                     createEmpty(b, loc, accTy),
+                                     ArrayRef<int64_t>{1, 0, 2, 3})
+      ->getResult(0);
+}
+
+/// A depthwise 2-D convolution (groups = input = output channels) of an
+/// already padded input (N, C, Hp, Wp) with weight (C, 1, KH, KW) into
+/// `init` (N, C, OH, OW): one elementwise linalg.generic over the output
+/// whose operands are the KH*KW strided input windows (one per kernel
+/// offset) and the KH*KW per-channel weights. Every map is a projected
+/// permutation, so the op vectorizes along the output width like any
+/// elementwise op, and the following batch norm and activation fuse into
+/// it.
+static Value depthwiseConvolution(OpBuilder &b, Location loc, Value input,
+                                  Value weight, Value init,
+                                  ArrayRef<int64_t> stride,
+                                  ArrayRef<int64_t> dilation) {
+  MLIRContext *ctx = b.getContext();
+  ArrayRef<int64_t> out = getTensorType(init).getShape();
+  ArrayRef<int64_t> wS = getTensorType(weight).getShape();
+  Type elem = getTensorType(init).getElementType();
+  int64_t n = out[0], c = out[1], oh = out[2], ow = out[3];
+  auto idx = [&](ArrayRef<int64_t> v) {
+    return llvm::map_to_vector(
+        v, [&](int64_t x) -> OpFoldResult { return b.getIndexAttr(x); });
+  };
+  SmallVector<Value> windows, weights;
+  for (int64_t i = 0; i < wS[2]; ++i)
+    for (int64_t j = 0; j < wS[3]; ++j) {
+      windows.push_back(tensor::ExtractSliceOp::create(
+          b, loc, RankedTensorType::get({n, c, oh, ow}, elem), input,
+          idx({0, 0, i * dilation[0], j * dilation[1]}), idx({n, c, oh, ow}),
+          idx({1, 1, stride[0], stride[1]})));
+      weights.push_back(tensor::ExtractSliceOp::create(
+          b, loc, RankedTensorType::get({c}, elem), weight, idx({0, 0, i, j}),
+          idx({c, 1, 1, 1}), idx({1, 1, 1, 1})));
+    }
+  AffineMap identity = b.getMultiDimIdentityMap(4);
+  AffineMap channel = AffineMap::get(4, 0, {getAffineDimExpr(1, ctx)}, ctx);
+  SmallVector<AffineMap> maps(windows.size(), identity);
+  maps.append(weights.size(), channel);
+  maps.push_back(identity);
+  SmallVector<Value> ins(windows);
+  ins.append(weights);
+  int64_t taps = windows.size();
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ins, ValueRange{init}, maps,
+             SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               Value acc = args.back();
+               for (int64_t t = 0; t < taps; ++t)
+                 acc = multiplyAdd(nb, nloc, args[t], args[taps + t], acc);
+               linalg::YieldOp::create(nb, nloc, acc);
+             })
+      .getResult(0);
+}
+
 /// The weight of the regular convolution equivalent to a transposed one:
 /// (C_in, C_out/g, k...) -> (C_out, C_in/g, k...), spatially flipped.
 static Value transposedConvWeight(OpBuilder &b, Location loc, Value weight,
@@ -295,6 +465,32 @@ struct ConvolutionLowering : public OpConversionPattern<ConvolutionOp> {
              << o << " are not divisible by groups " << groups;
 
     auto accTy = resTy.clone(acc);
+    // Regular 1-D and 2-D convolutions are matmuls over im2col.
+    if (groups == 1 && spatial <= 2 && resTy.getNumElements() > 0 &&
+        getTensorType(input).getNumElements() > 0) {
+      auto as4d = [&](Value v) {
+        ArrayRef<int64_t> s = getTensorType(v).getShape();
+        return spatial == 2
+                   ? v
+                   : reshapeTensor(rewriter, loc, v, {s[0], s[1], 1, s[2]});
+      };
+      SmallVector<int64_t> stride2 = stride, dilation2 = dilation;
+      SmallVector<int64_t> shape4(accTy.getShape());
+      if (spatial == 1) {
+        stride2.insert(stride2.begin(), 1);
+        dilation2.insert(dilation2.begin(), 1);
+        shape4.insert(shape4.begin() + 2, 1);
+      }
+      Value bias = adaptor.getBias()
+                       ? castTensor(rewriter, loc, adaptor.getBias(), acc)
+                       : Value();
+      Value r = im2colConvolution(rewriter, loc, as4d(input), as4d(weight),
+                                  bias, stride2, dilation2,
+                                  RankedTensorType::get(shape4, acc));
+      r = reshapeTensor(rewriter, loc, r, accTy.getShape());
+      rewriter.replaceOp(op, castTensor(rewriter, loc, r, elem));
+      return success();
+    }
     Value init;
     if (Value bias = adaptor.getBias()) {
       SmallVector<int64_t> dims = {0};
@@ -307,8 +503,30 @@ struct ConvolutionLowering : public OpConversionPattern<ConvolutionOp> {
     } else {
       init = createFilled(rewriter, loc, accTy, zero);
     }
-    Value result =
-        convolve(rewriter, loc, input, weight, init, stride, dilation, groups);
+    ArrayRef<int64_t> wShape = getTensorType(weight).getShape();
+    Value result;
+    if (groups > 1 && groups == o && wShape[1] == 1 && spatial <= 2 &&
+        getTensorType(input).getShape()[1] == groups &&
+        ShapedType::getNumElements(ks) <= 25 && resTy.getNumElements() > 0) {
+      // Depthwise, as an elementwise op over the output.
+      auto as4d = [&](Value v) {
+        ArrayRef<int64_t> s = getTensorType(v).getShape();
+        return spatial == 2
+                   ? v
+                   : reshapeTensor(rewriter, loc, v, {s[0], s[1], 1, s[2]});
+      };
+      SmallVector<int64_t> stride2 = stride, dilation2 = dilation;
+      if (spatial == 1) {
+        stride2.insert(stride2.begin(), 1);
+        dilation2.insert(dilation2.begin(), 1);
+      }
+      result = depthwiseConvolution(rewriter, loc, as4d(input), as4d(weight),
+                                    as4d(init), stride2, dilation2);
+      result = reshapeTensor(rewriter, loc, result, accTy.getShape());
+    } else {
+      result = convolve(rewriter, loc, input, weight, init, stride, dilation,
+                        groups);
+    }
     rewriter.replaceOp(op, castTensor(rewriter, loc, result, elem));
     return success();
   }
