@@ -341,6 +341,14 @@ struct SortLowering : public OpConversionPattern<SortOp> {
 // linalg.generic with an extra reduction loop, like the pairwise scans.
 //===----------------------------------------------------------------------===//
 
+/// The identity map of the result's dims within rank + 1 loops.
+AffineMap resultMap(MLIRContext *ctx, int64_t rank) {
+  SmallVector<AffineExpr> exprs;
+  for (int64_t i = 0; i < rank; ++i)
+    exprs.push_back(getAffineDimExpr(i, ctx));
+  return AffineMap::get(rank + 1, 0, exprs, ctx);
+}
+
 /// A generic over the dims of `init` plus one reduction loop (the last)
 /// over `over`'s dim `overDim`: `over` is read at (its leading dims from the
 /// result's, when `batched`) and the reduction loop; `with` (maps given) per
@@ -358,8 +366,7 @@ Value createFoldGeneric(
   overExprs.push_back(getAffineDimExpr(rank, ctx));
   SmallVector<AffineMap> maps{AffineMap::get(rank + 1, 0, overExprs, ctx)};
   maps.append(withMaps.begin(), withMaps.end());
-  maps.push_back(
-      AffineMap::getMultiDimIdentityMap(rank + 1, ctx).getMajorSubMap(rank));
+  maps.push_back(resultMap(ctx, rank));
   SmallVector<utils::IteratorType> iters(rank + 1,
                                          utils::IteratorType::parallel);
   iters[rank] = utils::IteratorType::reduction;
@@ -371,11 +378,6 @@ Value createFoldGeneric(
         linalg::YieldOp::create(nb, nloc, body(nb, nloc, args));
       });
   return generic.getResult(0);
-}
-
-/// The identity map of the result's dims within rank + 1 loops.
-AffineMap resultMap(MLIRContext *ctx, int64_t rank) {
-  return AffineMap::getMultiDimIdentityMap(rank + 1, ctx).getMajorSubMap(rank);
 }
 
 /// Signless, f16/bf16 widened to f32 (exact for comparisons).
@@ -414,14 +416,20 @@ struct SearchsortedLowering : public OpConversionPattern<SearchsortedOp> {
         [&](OpBuilder &b, Location nloc, ValueRange args) {
           Value s = args[0], v = args[1];
           // eager's binary search moves right past s unless s >= v (left) /
-          // s > v (right): NaN values go to the end, NaN entries count
+          // s > v (right): NaN values go to the end
           Value before;
-          if (isa<FloatType>(s.getType()))
+          if (auto ft = dyn_cast<FloatType>(s.getType())) {
+            // eager's binary search sees a NaN entry (sorted last) as +inf
+            s = arith::SelectOp::create(
+                b, nloc, isNaN(b, nloc, s),
+                createScalar(b, nloc, ft,
+                             std::numeric_limits<double>::infinity()),
+                s);
             before = arith::CmpFOp::create(b, nloc,
                                            right ? arith::CmpFPredicate::ULE
                                                  : arith::CmpFPredicate::ULT,
                                            s, v);
-          else
+          } else {
             before = arith::CmpIOp::create(
                 b, nloc,
                 right ? (isUnsigned ? arith::CmpIPredicate::ule
@@ -429,6 +437,7 @@ struct SearchsortedLowering : public OpConversionPattern<SearchsortedOp> {
                       : (isUnsigned ? arith::CmpIPredicate::ult
                                     : arith::CmpIPredicate::slt),
                 s, v);
+          }
           return arith::AddIOp::create(
               b, nloc, args[2], arith::ExtUIOp::create(b, nloc, out, before));
         });
