@@ -721,23 +721,25 @@ struct DecomposeMode : public OpRewritePattern<ModeOp> {
 
 void mlir::poptorch::populateReductionDecomposePatterns(
     RewritePatternSet &patterns) {
-  patterns.add<DecomposeNansum, DecomposeCountNonzero, DecomposeLogsumexp,
-               DecomposeVariance<VarOp, false, false>,
-               DecomposeVariance<StdOp, true, false>,
-               DecomposeVariance<VarMeanOp, false, true>,
-               DecomposeVariance<StdMeanOp, true, true>, DecomposeVectorNorm,
-               DecomposeAminmax, DecomposeKthvalue,
-               DecomposeFullExtreme<MaxOp, ReduceMaxOp>,
-               DecomposeFullExtreme<MinOp, ReduceMinOp>,
-               DecomposeMedian<MedianOp>, DecomposeMedian<MedianDimOp>,
-               DecomposeSafeSoftmax, DecomposePointwiseLoss<MseLossOp>,
-               DecomposePointwiseLoss<SmoothL1LossOp>,
-               DecomposePointwiseLoss<HuberLossOp>,
-               DecomposePointwiseLoss<SoftMarginLossOp>,
-               DecomposePointwiseLoss<BinaryCrossEntropyOp>,
-               DecomposePointwiseLoss<BinaryCrossEntropyWithLogitsOp>,
-               DecomposeNllLoss, DecomposeMultiMarginLoss,
-               DecomposeMultilabelMarginLoss, DecomposeNanmedian<NanmedianOp>,
+  patterns.add<
+      DecomposeNansum, DecomposeCountNonzero, DecomposeLogsumexp,
+      DecomposeVariance<VarOp, false, false>,
+      DecomposeVariance<StdOp, true, false>,
+      DecomposeVariance<VarMeanOp, false, true>,
+      DecomposeVariance<StdMeanOp, true, true>, DecomposeVectorNorm,
+      DecomposeAminmax, DecomposeKthvalue,
+      DecomposeFullExtreme<MaxOp, ReduceMaxOp>,
+      DecomposeFullExtreme<MinOp, ReduceMinOp>, DecomposeMedian<MedianOp>,
+      DecomposeMedian<MedianDimOp>, DecomposeSafeSoftmax,
+      DecomposePointwiseLoss<MseLossOp>, DecomposePointwiseLoss<SmoothL1LossOp>,
+      DecomposePointwiseLoss<HuberLossOp>,
+      DecomposePointwiseLoss<SoftMarginLossOp>,
+      DecomposePointwiseLoss<BinaryCrossEntropyOp>,
+      DecomposePointwiseLoss<BinaryCrossEntropyWithLogitsOp>, DecomposeNllLoss,
+      DecomposeMultiMarginLoss, DecomposeMultilabelMarginLoss>(
+      patterns.getContext());
+  // ---- search-stats-random-special (round 2)
+  patterns.add<DecomposeNanmedian<NanmedianOp>,
                DecomposeNanmedian<NanmedianDimOp>, DecomposeMode>(
       patterns.getContext());
 }
