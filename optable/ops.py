@@ -288,6 +288,22 @@ ELEMENTWISE: list[Elementwise] = [
     Elementwise("bitwise_and", 2, "b.bitAnd(x, y)", "x & y", int_only=True),
     Elementwise("bitwise_or", 2, "b.bitOr(x, y)", "x | y", int_only=True),
     Elementwise("bitwise_xor", 2, "b.bitXor(x, y)", "x ^ y", int_only=True),
+    # ---- search-stats-random-special (round 2)
+    *[_math(f"{p}chebyshev_polynomial_{k}", f'b.orthogonalPolynomial("{p}chebyshev_{k}", x, y)',
+            f"{'shifted ' if p else ''}Chebyshev polynomial of the {kind} kind of degree n",
+            arity=2, operands=("input", "n"))
+      for p in ("", "shifted_")
+      for k, kind in (("t", "first"), ("u", "second"), ("v", "third"), ("w", "fourth"))],
+    *[_math(n, f'b.orthogonalPolynomial("{kind}", x, y)', summary, arity=2,
+            operands=("input", "n"))
+      for n, kind, summary in (
+          ("hermite_polynomial_h", "hermite_h", "physicists' Hermite polynomial of degree n"),
+          ("hermite_polynomial_he", "hermite_he", "probabilists' Hermite polynomial of degree n"),
+          ("laguerre_polynomial_l", "laguerre_l", "Laguerre polynomial of degree n"),
+          ("legendre_polynomial_p", "legendre_p", "Legendre polynomial of degree n"))],
+    _math("erfcx", "b.erfcx(x)", "scaled complementary error function exp(x^2) erfc(x)"),
+    _math("log_ndtr", "b.logNdtr(x)", "log of the standard normal CDF"),
+    # ---- end search-stats-random-special (round 2)
     # selection
     Elementwise("where", 3, "b.select(x, y, z)", "condition ? lhs : rhs",
                 operands=("condition", "lhs", "rhs"), bool_operands=("condition",)),
@@ -656,6 +672,47 @@ ATEN: list[Aten] = [
          promote="result"),
     Aten("_safe_softmax", "safe_softmax", {"input": T("self"), "dim": Dim("dim")},
          promote="result"),
+    # ---- search-stats-random-special (round 2)
+    *[Aten(f"special_{n}", n, {"input": T("x"), "n": T("n")}, promote="result")
+      for n in (*[f"{p}chebyshev_polynomial_{k}" for p in ("", "shifted_") for k in "tuvw"],
+                "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l",
+                "legendre_polynomial_p")],
+    *[Aten(f"special_{n}", n, {"input": T("self")}, promote="result")
+      for n in ("erfcx", "log_ndtr")],
+    Aten("searchsorted.Tensor", "searchsorted",
+         {"sorted": T("sorted_sequence"), "values": T("self"), "right": B("right"),
+          "side": Str("side")}, promote="common",
+         note="`sorter` is not needed: the position is a count of smaller entries"),
+    Aten("searchsorted.Scalar", "searchsorted",
+         {"sorted": T("sorted_sequence"), "values": Scalar("self"), "right": B("right"),
+          "side": Str("side")}, promote="common"),
+    Aten("bucketize.Tensor", "searchsorted",
+         {"sorted": T("boundaries"), "values": T("self"), "right": B("right")},
+         promote="common"),
+    Aten("bucketize.Scalar", "searchsorted",
+         {"sorted": T("boundaries"), "values": Scalar("self"), "right": B("right")},
+         promote="common"),
+    Aten("isin.Tensor_Tensor", "isin",
+         {"elements": T("elements"), "test": T("test_elements"), "invert": B("invert")},
+         promote="common"),
+    Aten("isin.Tensor_Scalar", "isin",
+         {"elements": T("elements"), "test": Scalar("test_element"), "invert": B("invert")},
+         promote="common"),
+    Aten("isin.Scalar_Tensor", "isin",
+         {"elements": Scalar("element"), "test": T("test_elements"), "invert": B("invert")},
+         promote="common"),
+    Aten("nanmedian", "nanmedian", {"input": T("self")}),
+    Aten("nanmedian.dim", "nanmedian_dim", _along(), results=2),
+    Aten("mode", "mode", _along(), results=2),
+    Aten("histc", "histc", {"input": T("self"), "bins": I("bins"), "min": F("min"),
+                            "max": F("max")}),
+    Aten("frexp.Tensor", "frexp", {"input": T("self")}, results=2),
+    *[Aten(s, op, {"state": Arg("random_state", ""), **args}) for s, op, args in [
+        ("cauchy", "rand_cauchy", {"a": F("median"), "b": F("sigma")}),
+        ("log_normal", "rand_log_normal", {"a": F("mean"), "b": F("std")}),
+        ("geometric", "rand_geometric", {"a": F("p")}),
+    ]],
+    # ---- end search-stats-random-special (round 2)
     # ---- random numbers (self only gives the shape and dtype)
     *[Aten(s, op, {"state": Arg("random_state", ""), **args}) for s, op, args in [
         ("uniform", "rand_uniform", {"a": F("from"), "b": F("to")}),

@@ -605,6 +605,118 @@ struct DecomposeMultilabelMarginLoss
   }
 };
 
+//===----------------------------------------------------------------------===//
+// ---- search-stats-random-special (round 2): nanmedian, mode
+//===----------------------------------------------------------------------===//
+
+/// The input of a per-dim statistic: rank 0 and `dim`-less ops work on the
+/// flattened input along dim 0.
+std::pair<Value, int64_t> statInput(Ops &o, Value x,
+                                    std::optional<uint64_t> d) {
+  auto ty = typeOf(x);
+  if (d && ty.getRank() > 0)
+    return {x, (int64_t)*d};
+  return {o.reshape(x, {ty.getNumElements()}), 0};
+}
+
+/// nanmedian / nanmedian_dim: the sort puts NaN last, so the lower median of
+/// the c non-NaN values of a slice is its sorted entry (c - 1) / 2 (entry 0,
+/// a NaN, when c = 0), gathered per slice.
+template <typename OpTy>
+struct DecomposeNanmedian : public OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    Ops o{rewriter, op.getLoc()};
+    auto [x, dim] = statInput(o, op.getInput(), op.getDim());
+    auto ty = typeOf(x);
+    Type elem = ty.getElementType();
+    int64_t n = ty.getShape()[dim];
+    auto resTy = cast<RankedTensorType>(op->getResult(0).getType());
+    if (n == 0) { // as torch.median: NaN
+      if (op->getNumResults() != 1 || !isa<FloatType>(elem))
+        return rewriter.notifyMatchFailure(op, "nanmedian of an empty slice");
+      rewriter.replaceOp(op, o.cst(elem, std::nan("")));
+      return success();
+    }
+    Value v, i;
+    if (!isa<FloatType>(elem)) {
+      std::tie(v, i) = kthAlong(o, x, (n - 1) / 2 + 1, dim);
+    } else {
+      Type i64 = rewriter.getI64Type();
+      auto sort =
+          SortOp::create(rewriter, o.loc, ty, ty.clone(i64), x, dim, false);
+      Value count =
+          o.reduce<ReduceSumOp>(o.cast(o.notOf(o.isNaN(x)), i64), {dim}, true);
+      Value pos = o.bin<FloorDivideOp>(
+          o.bin<MaximumOp>(o.sub(count, o.cst(i64, 1)), o.cst(i64, 0)),
+          o.cst(i64, 2));
+      auto pick = [&](Value from) -> Value {
+        return GatherOp::create(
+            rewriter, o.loc, typeOf(pos).clone(typeOf(from).getElementType()),
+            from, pos, rewriter.getI64IntegerAttr(dim));
+      };
+      v = pick(sort.getValues());
+      i = pick(sort.getIndices());
+    }
+    SmallVector<Value> results{o.reshape(v, resTy.getShape())};
+    if (op->getNumResults() == 2)
+      results.push_back(o.reshape(
+          i, cast<RankedTensorType>(op->getResult(1).getType()).getShape()));
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+/// mode: count[i] = #{j : x[j] == x[i]} along dim (a pairwise comparison);
+/// the value is the smallest of those with the top count, the index the last
+/// position holding it (eager's sort-and-scan on slices of its kernel).
+struct DecomposeMode : public OpRewritePattern<ModeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ModeOp op,
+                                PatternRewriter &rewriter) const override {
+    Ops o{rewriter, op.getLoc()};
+    Value x = op.getInput();
+    auto ty = typeOf(x);
+    Type i64 = rewriter.getI64Type();
+    if (ty.getRank() == 0) {
+      rewriter.replaceOp(op, {x, o.cst(i64, 0.0)});
+      return success();
+    }
+    int64_t dim = op.getDim() ? (int64_t)*op.getDim() : ty.getRank() - 1;
+    int64_t n = ty.getShape()[dim];
+    Type elem = ty.getElementType();
+    SmallVector<int64_t> a(ty.getShape()), b(ty.getShape());
+    a.insert(a.begin() + dim + 1, 1);
+    b.insert(b.begin() + dim, 1);
+    Value same = o.cmp<EqOp>(o.reshape(x, a), o.reshape(x, b));
+    Value count = o.reduce<ReduceSumOp>(o.cast(same, i64), {dim + 1}, false);
+    Value top = o.cmp<EqOp>(count, o.reduce<ReduceMaxOp>(count, {dim}, true));
+    // the largest value of the type stands in for the others
+    Value largest;
+    auto scalarTy = RankedTensorType::get({}, elem);
+    if (isa<FloatType>(elem)) {
+      largest = o.cst(elem, std::numeric_limits<double>::infinity());
+    } else {
+      unsigned w = elem.getIntOrFloatBitWidth();
+      APInt m = elem.isUnsignedInteger() || w == 1
+                    ? APInt::getMaxValue(w)
+                    : APInt::getSignedMaxValue(w);
+      largest = ConstantOp::create(rewriter, o.loc, scalarTy,
+                                   DenseElementsAttr::get(scalarTy, m));
+    }
+    Value v = o.reduce<ReduceMinOp>(o.where(top, x, largest), {dim}, true);
+    Value idx = o.reduce<ReduceMaxOp>(o.where(o.cmp<EqOp>(x, v),
+                                              o.iota(n, dim, ty.getRank()),
+                                              o.cst(i64, -1)),
+                                      {dim}, true);
+    rewriter.replaceOp(op,
+                       {o.reshape(v, op.getValues().getType().getShape()),
+                        o.reshape(idx, op.getIndices().getType().getShape())});
+    return success();
+  }
+};
+// ---- end search-stats-random-special (round 2)
 } // namespace
 
 void mlir::poptorch::populateReductionDecomposePatterns(
@@ -625,5 +737,9 @@ void mlir::poptorch::populateReductionDecomposePatterns(
       DecomposePointwiseLoss<BinaryCrossEntropyOp>,
       DecomposePointwiseLoss<BinaryCrossEntropyWithLogitsOp>, DecomposeNllLoss,
       DecomposeMultiMarginLoss, DecomposeMultilabelMarginLoss>(
+      patterns.getContext());
+  // ---- search-stats-random-special (round 2)
+  patterns.add<DecomposeNanmedian<NanmedianOp>,
+               DecomposeNanmedian<NanmedianDimOp>, DecomposeMode>(
       patterns.getContext());
 }

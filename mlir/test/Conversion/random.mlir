@@ -44,3 +44,36 @@ func.func @randint(%s: tensor<2xi64>) -> tensor<8xi8> {
   %0 = poptorch.rand_int %s {stream = 1 : i64, a = -3.0 : f64, b = 5.0 : f64} : (tensor<2xi64>) -> tensor<8xi8>
   return %0 : tensor<8xi8>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @cauchy
+// CHECK: linalg.generic
+// CHECK: math.tan
+func.func @cauchy(%s: tensor<2xi64>) -> tensor<8xf32> {
+  %0 = poptorch.rand_cauchy %s {stream = 0 : i64, a = 1.0 : f64, b = 2.0 : f64} : (tensor<2xi64>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @log_normal
+// CHECK: linalg.generic
+// CHECK: math.cos
+// CHECK: math.exp
+func.func @log_normal(%s: tensor<2xi64>) -> tensor<8xf64> {
+  %0 = poptorch.rand_log_normal %s {stream = 0 : i64, a = 1.0 : f64, b = 2.0 : f64} : (tensor<2xi64>) -> tensor<8xf64>
+  return %0 : tensor<8xf64>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @geometric
+// CHECK: linalg.generic
+// CHECK: math.log
+// CHECK: math.ceil
+// CHECK: arith.maximumf
+func.func @geometric(%s: tensor<2xi64>) -> tensor<8xf32> {
+  %0 = poptorch.rand_geometric %s {stream = 0 : i64, a = 0.25 : f64} : (tensor<2xi64>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}

@@ -86,3 +86,35 @@ func.func @mse_loss_f16(%x: tensor<4xf16>, %t: tensor<4xf16>) -> tensor<f16> {
   %0 = poptorch.mse_loss %x, %t : (tensor<4xf16>, tensor<4xf16>) -> tensor<f16>
   return %0 : tensor<f16>
 }
+
+// -----
+
+// nanmedian: the sort puts NaN last; the entry (count - 1) / 2 of each slice
+// is gathered.
+// CHECK-LABEL: func.func @nanmedian_dim
+// CHECK: poptorch.sort
+// CHECK: poptorch.ne
+// CHECK: poptorch.logical_not
+// CHECK: poptorch.reduce_sum
+// CHECK: poptorch.floor_divide
+// CHECK: poptorch.gather
+// CHECK: poptorch.gather
+func.func @nanmedian_dim(%x: tensor<2x5xf32>) -> (tensor<2xf32>, tensor<2xi64>) {
+  %0:2 = poptorch.nanmedian_dim %x {dim = 1 : i64} : tensor<2x5xf32> -> tensor<2xf32>, tensor<2xi64>
+  return %0#0, %0#1 : tensor<2xf32>, tensor<2xi64>
+}
+
+// -----
+
+// mode: pairwise equality counts, the smallest value with the top count,
+// its last index.
+// CHECK-LABEL: func.func @mode
+// CHECK: poptorch.eq
+// CHECK: poptorch.reduce_sum
+// CHECK: poptorch.reduce_max
+// CHECK: poptorch.reduce_min
+// CHECK: poptorch.reduce_max
+func.func @mode(%x: tensor<3x4xi32>) -> (tensor<3xi32>, tensor<3xi64>) {
+  %0:2 = poptorch.mode %x {dim = 1 : i64} : tensor<3x4xi32> -> tensor<3xi32>, tensor<3xi64>
+  return %0#0, %0#1 : tensor<3xi32>, tensor<3xi64>
+}

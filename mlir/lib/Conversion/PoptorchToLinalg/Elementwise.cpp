@@ -141,9 +141,70 @@ struct DropoutLowering : public OpConversionPattern<DropoutOp> {
   }
 };
 
+//===----------------------------------------------------------------------===//
+// ---- search-stats-random-special (round 2): frexp
+//===----------------------------------------------------------------------===//
+
+/// torch.frexp: x = mantissa * 2^exponent with |mantissa| in [0.5, 1), read
+/// off the bits of x in f64 (exact for every float type; subnormals are
+/// scaled by 2^54 first); 0, infinities and NaN give (x, 0).
+struct FrexpLowering : public OpConversionPattern<FrexpOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(FrexpOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto mantTy = op.getMantissa().getType();
+    auto expTy = op.getExponent().getType();
+    if (!isa<FloatType>(mantTy.getElementType()))
+      return op.emitOpError("needs a floating-point input");
+    auto parts = [&](OpBuilder &b, Location l, Value in,
+                     bool wantExponent) -> Value {
+      Type f64 = b.getF64Type(), i64 = b.getI64Type();
+      ScalarBuilder d(b, l, op, f64, f64, false);
+      ScalarBuilder ib(b, l, op, i64, i64, false);
+      Value x = convertScalar(b, l, in, f64, false, false);
+      Value sub = d.lt(d.abs(x), d.cst(0x1p-1022));
+      Value y = d.select(sub, d.mul(x, d.cst(0x1p54)), x);
+      Value bits = arith::BitcastOp::create(b, l, i64, y);
+      Value field = ib.bitAnd(arith::ShRUIOp::create(b, l, bits, ib.cst(52)),
+                              ib.cst(0x7ff));
+      Value special =
+          d.bitOr(d.eq(x, d.cst(0)), d.bitOr(d.isinf(x), d.isnan(x)));
+      if (wantExponent) {
+        Value e =
+            ib.sub(field, ib.select(sub, ib.cst(1022 + 54), ib.cst(1022)));
+        e = ib.select(special, ib.cst(0), e);
+        return convertScalar(b, l, e, expTy.getElementType(), false, false);
+      }
+      auto bitsCst = [&](uint64_t v) -> Value {
+        return arith::ConstantOp::create(b, l, b.getI64IntegerAttr(int64_t(v)));
+      };
+      Value cleared = ib.bitAnd(bits, bitsCst(~(uint64_t(0x7ff) << 52)));
+      Value m = arith::BitcastOp::create(
+          b, l, f64, ib.bitOr(cleared, bitsCst(uint64_t(1022) << 52)));
+      m = d.select(special, x, m);
+      return convertScalar(b, l, m, mantTy.getElementType(), false, false);
+    };
+    Value input = adaptor.getInput();
+    Value mant = createElementwiseGeneric(
+        rewriter, loc, ValueRange{input}, mantTy.getShape(),
+        mantTy.getElementType(), [&](OpBuilder &b, Location l, ValueRange a) {
+          return parts(b, l, a[0], false);
+        });
+    Value exp = createElementwiseGeneric(
+        rewriter, loc, ValueRange{input}, expTy.getShape(),
+        expTy.getElementType(), [&](OpBuilder &b, Location l, ValueRange a) {
+          return parts(b, l, a[0], true);
+        });
+    rewriter.replaceOp(op, {mant, exp});
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::poptorch::populateElementwisePatterns(RewritePatternSet &patterns) {
   patterns.add<ElementwiseLowering, CastLowering, ConstantLowering,
-               DropoutLowering>(patterns.getContext());
+               DropoutLowering, FrexpLowering>(patterns.getContext());
 }

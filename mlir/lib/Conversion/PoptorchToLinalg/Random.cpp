@@ -16,6 +16,9 @@
 //   exponential -ln(1 - u) / a
 //   bernoulli   u < p ? 1 : 0
 //   int         a + bits mod (b - a)
+//   cauchy      a + b tan(pi (u - 1/2))
+//   log_normal  exp(normal(a, b))
+//   geometric   max(ceil(ln(1 - u) / ln(1 - a)), 1)
 //
 //===----------------------------------------------------------------------===//
 #include "Conversion/PoptorchToLinalg/Patterns.h"
@@ -27,7 +30,16 @@ using namespace mlir::poptorch;
 
 namespace {
 
-enum class Distribution { Uniform, Normal, Exponential, Bernoulli, Int };
+enum class Distribution {
+  Uniform,
+  Normal,
+  Exponential,
+  Bernoulli,
+  Int,
+  Cauchy,
+  LogNormal,
+  Geometric
+};
 
 /// splitmix64's finaliser on an i64 value.
 static Value mix64(OpBuilder &b, Location loc, Value x) {
@@ -73,8 +85,7 @@ struct RandomLowering : public OpConversionPattern<OpTy> {
     RankedTensorType resTy = op.getType();
     Type elem = resTy.getElementType();
     bool isFloat = isa<FloatType>(elem);
-    if constexpr (D == Distribution::Uniform || D == Distribution::Normal ||
-                  D == Distribution::Exponential)
+    if constexpr (D != Distribution::Bernoulli && D != Distribution::Int)
       if (!isFloat)
         return op.emitOpError("this distribution needs a float result, got ")
                << elem;
@@ -154,7 +165,30 @@ struct RandomLowering : public OpConversionPattern<OpTy> {
                   b, l, createScalar(b, l, ft, a),
                   arith::MulFOp::create(b, l, u,
                                         createScalar(b, l, ft, hi - a)));
-            } else if constexpr (D == Distribution::Normal) {
+            } else if constexpr (D == Distribution::Cauchy) {
+              // a + b tan(pi (u - 1/2))
+              Value t = math::TanOp::create(
+                  b, l,
+                  arith::MulFOp::create(
+                      b, l,
+                      arith::SubFOp::create(b, l, u,
+                                            createScalar(b, l, ft, 0.5)),
+                      createScalar(b, l, ft, M_PI)));
+              v = arith::AddFOp::create(
+                  b, l, createScalar(b, l, ft, a),
+                  arith::MulFOp::create(
+                      b, l, t, createScalar(b, l, ft, bAttr.value_or(1.0))));
+            } else if constexpr (D == Distribution::Geometric) {
+              // ceil(ln(1 - u) / ln(1 - p)), at least 1
+              Value k = arith::DivFOp::create(
+                  b, l,
+                  math::LogOp::create(b, l,
+                                      arith::SubFOp::create(b, l, one, u)),
+                  createScalar(b, l, ft, std::log1p(-a)));
+              v = arith::MaximumFOp::create(b, l, math::CeilOp::create(b, l, k),
+                                            one);
+            } else if constexpr (D == Distribution::Normal ||
+                                 D == Distribution::LogNormal) {
               // Two uniforms from the two 32-bit halves.
               Value lo32 = arith::AndIOp::create(b, l, bits,
                                                  i64Const(b, l, 0xFFFFFFFFULL));
@@ -182,6 +216,8 @@ struct RandomLowering : public OpConversionPattern<OpTy> {
                   b, l, createScalar(b, l, ft, a),
                   arith::MulFOp::create(
                       b, l, z, createScalar(b, l, ft, bAttr.value_or(1.0))));
+              if constexpr (D == Distribution::LogNormal)
+                v = math::ExpOp::create(b, l, v);
             } else if constexpr (D == Distribution::Exponential) {
               Value lg = math::LogOp::create(
                   b, l, arith::SubFOp::create(b, l, one, u));
@@ -217,6 +253,9 @@ void mlir::poptorch::populateRandomPatterns(RewritePatternSet &patterns) {
                RandomLowering<RandNormalOp, Distribution::Normal>,
                RandomLowering<RandExponentialOp, Distribution::Exponential>,
                RandomLowering<RandBernoulliOp, Distribution::Bernoulli>,
-               RandomLowering<RandIntOp, Distribution::Int>>(
+               RandomLowering<RandIntOp, Distribution::Int>,
+               RandomLowering<RandCauchyOp, Distribution::Cauchy>,
+               RandomLowering<RandLogNormalOp, Distribution::LogNormal>,
+               RandomLowering<RandGeometricOp, Distribution::Geometric>>(
       patterns.getContext());
 }

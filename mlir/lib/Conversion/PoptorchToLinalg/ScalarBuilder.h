@@ -174,6 +174,16 @@ public:
   Value zeta(Value x, Value q);
   /// Multivariate log-gamma of dimension p.
   Value mvlgamma(Value x, int64_t p);
+  /// The orthogonal polynomial `kind` of degree n (a float operand, truncated
+  /// to an integer like eager): chebyshev_{t,u,v,w},
+  /// shifted_chebyshev_{t,u,v,w}, hermite_h, hermite_he, laguerre_l,
+  /// legendre_p. The three-term recurrence runs in a loop bounded by n, with
+  /// eager's closed forms and special cases.
+  Value orthogonalPolynomial(StringRef kind, Value x, Value n);
+  /// Scaled complementary error function exp(x^2) erfc(x) (computed in f64).
+  Value erfcx(Value x);
+  /// log of the standard normal CDF (computed in f64).
+  Value logNdtr(Value x);
 
   //===--------------------------------------------------------------------===//
   // Constants and attributes

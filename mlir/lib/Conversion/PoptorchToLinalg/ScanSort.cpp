@@ -334,6 +334,277 @@ struct SortLowering : public OpConversionPattern<SortOp> {
   }
 };
 
+//===----------------------------------------------------------------------===//
+// ---- search-stats-random-special (round 2): searchsorted, isin, histc.
+// Each result element folds over the elements of a second operand (the row
+// of the sorted sequence, all test elements, all inputs) in one
+// linalg.generic with an extra reduction loop, like the pairwise scans.
+//===----------------------------------------------------------------------===//
+
+/// The identity map of the result's dims within rank + 1 loops.
+AffineMap resultMap(MLIRContext *ctx, int64_t rank) {
+  SmallVector<AffineExpr> exprs;
+  for (int64_t i = 0; i < rank; ++i)
+    exprs.push_back(getAffineDimExpr(i, ctx));
+  return AffineMap::get(rank + 1, 0, exprs, ctx);
+}
+
+/// A generic over the dims of `init` plus one reduction loop (the last)
+/// over `over`'s dim `overDim`: `over` is read at (its leading dims from the
+/// result's, when `batched`) and the reduction loop; `with` (maps given) per
+/// result element.
+Value createFoldGeneric(
+    OpBuilder &b, Location loc, Value over, bool batched, ValueRange with,
+    ArrayRef<AffineMap> withMaps, Value init,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  MLIRContext *ctx = b.getContext();
+  int64_t rank = getTensorType(init).getRank();
+  int64_t overRank = getTensorType(over).getRank();
+  SmallVector<AffineExpr> overExprs;
+  for (int64_t i = 0; i + 1 < overRank; ++i)
+    overExprs.push_back(getAffineDimExpr(batched ? i : 0, ctx));
+  overExprs.push_back(getAffineDimExpr(rank, ctx));
+  SmallVector<AffineMap> maps{AffineMap::get(rank + 1, 0, overExprs, ctx)};
+  maps.append(withMaps.begin(), withMaps.end());
+  maps.push_back(resultMap(ctx, rank));
+  SmallVector<utils::IteratorType> iters(rank + 1,
+                                         utils::IteratorType::parallel);
+  iters[rank] = utils::IteratorType::reduction;
+  SmallVector<Value> inputs{over};
+  inputs.append(with.begin(), with.end());
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{init.getType()}, inputs, ValueRange{init}, maps, iters,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        linalg::YieldOp::create(nb, nloc, body(nb, nloc, args));
+      });
+  return generic.getResult(0);
+}
+
+/// Signless, f16/bf16 widened to f32 (exact for comparisons).
+Value comparable(OpBuilder &b, Location loc, Value v) {
+  v = signless(b, loc, v);
+  return castTensor(b, loc, v,
+                    getComputeType(getTensorType(v).getElementType()));
+}
+
+struct SearchsortedLowering : public OpConversionPattern<SearchsortedOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SearchsortedOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type elem = getTensorType(adaptor.getValues()).getElementType();
+    if (!isa<FloatType, IntegerType>(elem))
+      return op.emitOpError("element type ") << elem << " is not supported";
+    bool isUnsigned = isUnsignedInteger(elem) || elem.isInteger(1);
+    bool right = op.getRight() || op.getSide() == "right";
+    Value sorted = comparable(rewriter, loc, adaptor.getSorted());
+    Value values = atLeast1D(rewriter, loc,
+                             comparable(rewriter, loc, adaptor.getValues()));
+    auto resTy = op.getType();
+    Type out = resTy.getElementType();
+    int64_t rank = getTensorType(values).getRank();
+    Value init = createFilled(
+        rewriter, loc,
+        RankedTensorType::get(getTensorType(values).getShape(), out),
+        createScalar(rewriter, loc, out, 0));
+    MLIRContext *ctx = rewriter.getContext();
+    bool batched = getTensorType(sorted).getRank() > 1;
+    Value count = createFoldGeneric(
+        rewriter, loc, sorted, batched, ValueRange{values},
+        {resultMap(ctx, rank)}, init,
+        [&](OpBuilder &b, Location nloc, ValueRange args) {
+          Value s = args[0], v = args[1];
+          // eager's binary search moves right past s unless s >= v (left) /
+          // s > v (right): NaN values go to the end
+          Value before;
+          if (auto ft = dyn_cast<FloatType>(s.getType())) {
+            // eager's binary search sees a NaN entry (sorted last) as +inf
+            s = arith::SelectOp::create(
+                b, nloc, isNaN(b, nloc, s),
+                createScalar(b, nloc, ft,
+                             std::numeric_limits<double>::infinity()),
+                s);
+            before = arith::CmpFOp::create(b, nloc,
+                                           right ? arith::CmpFPredicate::ULE
+                                                 : arith::CmpFPredicate::ULT,
+                                           s, v);
+          } else {
+            before = arith::CmpIOp::create(
+                b, nloc,
+                right ? (isUnsigned ? arith::CmpIPredicate::ule
+                                    : arith::CmpIPredicate::sle)
+                      : (isUnsigned ? arith::CmpIPredicate::ult
+                                    : arith::CmpIPredicate::slt),
+                s, v);
+          }
+          return arith::AddIOp::create(
+              b, nloc, args[2], arith::ExtUIOp::create(b, nloc, out, before));
+        });
+    rewriter.replaceOp(op,
+                       reshapeTensor(rewriter, loc, count, resTy.getShape()));
+    return success();
+  }
+};
+
+struct IsinLowering : public OpConversionPattern<IsinOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(IsinOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type elem = getTensorType(adaptor.getElements()).getElementType();
+    if (!isa<FloatType, IntegerType>(elem))
+      return op.emitOpError("element type ") << elem << " is not supported";
+    bool invert = op.getInvert();
+    Value elements = atLeast1D(
+        rewriter, loc, comparable(rewriter, loc, adaptor.getElements()));
+    Value test = comparable(rewriter, loc, adaptor.getTest());
+    test = reshapeTensor(rewriter, loc, test,
+                         {getTensorType(test).getNumElements()});
+    int64_t rank = getTensorType(elements).getRank();
+    Type i1 = rewriter.getI1Type();
+    Value init = createFilled(
+        rewriter, loc,
+        RankedTensorType::get(getTensorType(elements).getShape(), i1),
+        createScalar(rewriter, loc, i1, invert ? 1 : 0));
+    Value found = createFoldGeneric(
+        rewriter, loc, test, false, ValueRange{elements},
+        {resultMap(rewriter.getContext(), rank)}, init,
+        [&](OpBuilder &b, Location nloc, ValueRange args) -> Value {
+          Value t = args[0], e = args[1];
+          Value same;
+          if (isa<FloatType>(t.getType()))
+            same = arith::CmpFOp::create(b, nloc,
+                                         invert ? arith::CmpFPredicate::UNE
+                                                : arith::CmpFPredicate::OEQ,
+                                         e, t);
+          else
+            same = arith::CmpIOp::create(b, nloc,
+                                         invert ? arith::CmpIPredicate::ne
+                                                : arith::CmpIPredicate::eq,
+                                         e, t);
+          if (invert)
+            return arith::AndIOp::create(b, nloc, args[2], same);
+          return arith::OrIOp::create(b, nloc, args[2], same);
+        });
+    rewriter.replaceOp(
+        op, reshapeTensor(rewriter, loc, found, op.getType().getShape()));
+    return success();
+  }
+};
+
+struct HistcLowering : public OpConversionPattern<HistcOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(HistcOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type elem = op.getType().getElementType();
+    if (!isa<FloatType>(elem))
+      return op.emitOpError("needs a floating-point input, got ") << elem;
+    MLIRContext *ctx = rewriter.getContext();
+    // eager's histogram kernel computes in the input's own type
+    Type t = getComputeType(elem);
+    Value x = castTensor(rewriter, loc, adaptor.getInput(), t);
+    x = reshapeTensor(rewriter, loc, x, {getTensorType(x).getNumElements()});
+    auto scalarTy = RankedTensorType::get({}, t);
+    double mn = op.getMin().convertToDouble(),
+           mx = op.getMax().convertToDouble();
+    auto castToElem = [&](double v) {
+      // the edges are in the input's own type
+      bool lossy;
+      APFloat f(v);
+      f.convert(cast<FloatType>(elem).getFloatSemantics(),
+                APFloat::rmNearestTiesToEven, &lossy);
+      f.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lossy);
+      return f.convertToDouble();
+    };
+    Value lo, hi;
+    if (mn != mx) {
+      lo = createFilled(rewriter, loc, scalarTy,
+                        createScalar(rewriter, loc, t, castToElem(mn)));
+      hi = createFilled(rewriter, loc, scalarTy,
+                        createScalar(rewriter, loc, t, castToElem(mx)));
+    } else {
+      // the data's range (min == max: widened by 1 on each side)
+      auto extreme = [&](bool isMax) {
+        double inf = std::numeric_limits<double>::infinity();
+        Value init =
+            createFilled(rewriter, loc, scalarTy,
+                         createScalar(rewriter, loc, t, isMax ? -inf : inf));
+        return createFoldGeneric(
+            rewriter, loc, x, false, ValueRange{}, {}, init,
+            [&](OpBuilder &b, Location nloc, ValueRange args) -> Value {
+              if (isMax)
+                return arith::MaximumFOp::create(b, nloc, args[0], args[1]);
+              return arith::MinimumFOp::create(b, nloc, args[0], args[1]);
+            });
+      };
+      lo = extreme(false);
+      hi = extreme(true);
+      auto widen = [&](Value v, double by) {
+        return createElementwiseGeneric(
+            rewriter, loc, ValueRange{lo, hi, v}, {}, t,
+            [&](OpBuilder &b, Location nloc, ValueRange a) -> Value {
+              Value eq = arith::CmpFOp::create(
+                  b, nloc, arith::CmpFPredicate::OEQ, a[0], a[1]);
+              Value moved = arith::AddFOp::create(b, nloc, a[2],
+                                                  createScalar(b, nloc, t, by));
+              return arith::SelectOp::create(b, nloc, eq, moved, a[2]);
+            });
+      };
+      Value lo2 = widen(lo, -1), hi2 = widen(hi, 1);
+      lo = lo2;
+      hi = hi2;
+    }
+    int64_t bins = op.getBins();
+    Value init = createFilled(rewriter, loc, RankedTensorType::get({bins}, t),
+                              createScalar(rewriter, loc, t, 0));
+    auto scalarMap = AffineMap::get(2, 0, {}, ctx);
+    Value hist = createFoldGeneric(
+        rewriter, loc, x, false, ValueRange{lo, hi}, {scalarMap, scalarMap},
+        init, [&](OpBuilder &b, Location nloc, ValueRange args) -> Value {
+          Value v = args[0], l = args[1], h = args[2];
+          Value in = arith::AndIOp::create(
+              b, nloc,
+              arith::CmpFOp::create(b, nloc, arith::CmpFPredicate::OGE, v, l),
+              arith::CmpFOp::create(b, nloc, arith::CmpFPredicate::OLE, v, h));
+          // pos = int((v - lo) * bins / (hi - lo)), the last bin closed; in
+          // the input's type, so f16/bf16 round after every step as eager
+          auto r = [&](Value x) -> Value {
+            if (t == elem)
+              return x;
+            Value narrow = arith::TruncFOp::create(b, nloc, elem, x);
+            return arith::ExtFOp::create(b, nloc, t, narrow);
+          };
+          Value scaled = r(arith::DivFOp::create(
+              b, nloc,
+              r(arith::MulFOp::create(b, nloc,
+                                      r(arith::SubFOp::create(b, nloc, v, l)),
+                                      createScalar(b, nloc, t, double(bins)))),
+              r(arith::SubFOp::create(b, nloc, h, l))));
+          Type i64 = b.getI64Type();
+          Value safe = arith::SelectOp::create(b, nloc, in, scaled,
+                                               createScalar(b, nloc, t, 0));
+          Value pos = arith::FPToSIOp::create(b, nloc, i64, safe);
+          Value last = createScalar(b, nloc, i64, double(bins - 1));
+          pos = arith::MinSIOp::create(b, nloc, pos, last);
+          Value bin = arith::IndexCastOp::create(
+              b, nloc, i64, linalg::IndexOp::create(b, nloc, 0));
+          Value hit = arith::AndIOp::create(
+              b, nloc, in,
+              arith::CmpIOp::create(b, nloc, arith::CmpIPredicate::eq, pos,
+                                    bin));
+          return arith::AddFOp::create(
+              b, nloc, args[3],
+              arith::SelectOp::create(b, nloc, hit, createScalar(b, nloc, t, 1),
+                                      createScalar(b, nloc, t, 0)));
+        });
+    rewriter.replaceOp(op, castTensor(rewriter, loc, hist, elem));
+    return success();
+  }
+};
 } // namespace
 
 void mlir::poptorch::populateScanSortPatterns(RewritePatternSet &patterns) {
@@ -341,6 +612,7 @@ void mlir::poptorch::populateScanSortPatterns(RewritePatternSet &patterns) {
                ScanLowering<CumprodOp, ScanKind::Prod>,
                ScanLowering<LogcumsumexpOp, ScanKind::LogSumExp>,
                ScanLowering<CummaxOp, ScanKind::Max>,
-               ScanLowering<CumminOp, ScanKind::Min>, SortLowering>(
+               ScanLowering<CumminOp, ScanKind::Min>, SortLowering,
+               SearchsortedLowering, IsinLowering, HistcLowering>(
       patterns.getContext());
 }

@@ -14,6 +14,7 @@
 #include "Conversion/PoptorchToLinalg/ScalarBuilder.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/StringSwitch.h"
 
 #include <cmath>
 #include <limits>
@@ -358,4 +359,216 @@ Value ScalarBuilder::mvlgamma(Value x, int64_t p) {
     sum = sum ? add(sum, term) : term;
   }
   return add(sum, cst(double(p * (p - 1)) * std::log(M_PI) * 0.25));
+}
+
+//===----------------------------------------------------------------------===//
+// Orthogonal polynomials (torch.special.*_polynomial_*)
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The shape of one family: the recurrence q_{k+1} = step(k, q_k, q_{k-1})
+/// from q_0 = 1 and q_1, eager's closed form for large n (Chebyshev kinds
+/// only) and its special values.
+enum class PolyKind {
+  ChebT,
+  ChebU,
+  ChebV,
+  ChebW,
+  HermiteH,
+  HermiteHe,
+  Laguerre,
+  Legendre
+};
+} // namespace
+
+Value ScalarBuilder::orthogonalPolynomial(StringRef kindName, Value x,
+                                          Value nIn) {
+  bool shifted = kindName.consume_front("shifted_");
+  PolyKind kind = llvm::StringSwitch<PolyKind>(kindName)
+                      .Case("chebyshev_t", PolyKind::ChebT)
+                      .Case("chebyshev_u", PolyKind::ChebU)
+                      .Case("chebyshev_v", PolyKind::ChebV)
+                      .Case("chebyshev_w", PolyKind::ChebW)
+                      .Case("hermite_h", PolyKind::HermiteH)
+                      .Case("hermite_he", PolyKind::HermiteHe)
+                      .Case("laguerre_l", PolyKind::Laguerre)
+                      .Case("legendre_p", PolyKind::Legendre);
+  bool cheb = kind == PolyKind::ChebT || kind == PolyKind::ChebU ||
+              kind == PolyKind::ChebV || kind == PolyKind::ChebW;
+
+  // n as an integer, as eager's static_cast<int64_t>: NaN, infinities and
+  // values out of range give a negative degree (result 0).
+  Type i64 = b.getI64Type();
+  ScalarBuilder ib(b, loc, op, i64, i64, false);
+  Value inRange = bitAnd(gt(nIn, cst(-9.2e18)), lt(nIn, cst(9.2e18)));
+  Value n = ib.select(inRange, convertScalar(b, loc, nIn, i64, false, false),
+                      ib.cst(-1));
+  auto toT = [&](Value v) {
+    return convertScalar(b, loc, v, type, false, false);
+  };
+  Value nf = toT(n);
+  Value one = cst(1), zero = cst(0);
+  Value even = ib.eq(ib.bitAnd(n, ib.cst(1)), ib.cst(0));
+  auto bySign = [&](Value v) { return select(even, v, neg(v)); };
+  Value nPlus1 = toT(ib.add(n, ib.cst(1)));
+  Value twoNPlus1 = toT(ib.add(ib.add(n, n), ib.cst(1)));
+
+  // The argument of the recurrence (2x - 1 for the shifted polynomials), q_1
+  // and the special values at the ends of the interval.
+  Value y = shifted ? sub(add(x, x), one) : x;
+  Value q1, edge, edgeValue, closed, closedValue;
+  Value pos = shifted ? eq(x, one) : gt(x, zero);
+  switch (kind) {
+  case PolyKind::ChebT:
+  case PolyKind::ChebU:
+  case PolyKind::ChebV:
+  case PolyKind::ChebW: {
+    edge = shifted ? bitOr(eq(x, one), eq(x, zero)) : eq(abs(x), one);
+    // Eager switches to the trigonometric form above a degree threshold.
+    int64_t threshold = 8;
+    if (kind == PolyKind::ChebT || shifted)
+      threshold = 6;
+    if (kind == PolyKind::ChebW && shifted)
+      threshold = 4;
+    closed = bitAnd(ib.gt(n, ib.cst(threshold)), lt(abs(y), one));
+    Value a = acos(y);
+    Value half = div(a, cst(2));
+    Value nHalf = add(nf, cst(0.5));
+    switch (kind) {
+    case PolyKind::ChebT:
+      q1 = y;
+      edgeValue = select(pos, one, bySign(one));
+      closedValue = cos(mul(nf, a));
+      break;
+    case PolyKind::ChebU: {
+      q1 = add(y, y);
+      edgeValue = select(pos, nPlus1, bySign(nPlus1));
+      Value s = sin(a);
+      closedValue = select(ne(s, zero), div(sin(mul(nPlus1, a)), s),
+                           div(mul(nPlus1, cos(mul(nPlus1, a))), y));
+      break;
+    }
+    case PolyKind::ChebV:
+      q1 = sub(add(y, y), one);
+      edgeValue = select(pos, one, bySign(twoNPlus1));
+      closedValue =
+          select(ne(sin(half), one), div(cos(mul(nHalf, a)), cos(half)),
+                 bySign(twoNPlus1));
+      break;
+    default: // ChebW
+      q1 = add(add(y, y), one);
+      edgeValue = select(pos, twoNPlus1, bySign(one));
+      closedValue = select(
+          ne(cos(half), one), div(sin(mul(nHalf, a)), sin(half)),
+          shifted ? bySign(one) : select(gt(x, zero), twoNPlus1, bySign(one)));
+      break;
+    }
+    break;
+  }
+  case PolyKind::HermiteH:
+  case PolyKind::HermiteHe: {
+    q1 = kind == PolyKind::HermiteH ? add(x, x) : x;
+    edge = boolean(false);
+    edgeValue = zero;
+    // Past a degree limit eager gives NaN rather than overflowing.
+    closed = ib.gt(n, ib.cst(type.isF64() ? 512 : 128));
+    closedValue = cst(kNaN);
+    break;
+  }
+  case PolyKind::Laguerre:
+    q1 = sub(one, x);
+    edge = eq(x, zero);
+    edgeValue = one;
+    closed = boolean(false);
+    closedValue = zero;
+    break;
+  case PolyKind::Legendre:
+    q1 = x;
+    edge = eq(abs(x), one);
+    edgeValue = select(pos, one, bySign(one));
+    closed = boolean(false);
+    closedValue = zero;
+    break;
+  }
+
+  // q_{i+1} for i = 1 .. n - 1, stopping early at NaN (it stays NaN); the
+  // loop only runs where no special case applies.
+  Value negative = ib.lt(n, ib.cst(0));
+  Value special =
+      bitOr(bitOr(negative, edge), bitOr(closed, ib.le(n, ib.cst(1))));
+  Value bound = ib.select(special, ib.cst(1), n);
+  auto loop = scf::WhileOp::create(
+      b, loc, TypeRange{i64, type, type}, ValueRange{ib.cst(1), one, q1},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        ScalarBuilder e(nb, nloc, op, type, storage, false);
+        ScalarBuilder ie(nb, nloc, op, i64, i64, false);
+        Value go = e.bitAnd(ie.lt(args[0], bound), e.bitNot(e.isnan(args[2])));
+        scf::ConditionOp::create(nb, nloc, go, args);
+      },
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        ScalarBuilder e(nb, nloc, op, type, storage, false);
+        ScalarBuilder ie(nb, nloc, op, i64, i64, false);
+        Value i = args[0], p = args[1], q = args[2];
+        Value k = convertScalar(nb, nloc,
+                                kind == PolyKind::HermiteH ? ie.add(i, i) : i,
+                                type, false, false);
+        Value r;
+        if (cheb) {
+          r = e.sub(e.mul(e.add(y, y), q), p);
+        } else if (kind == PolyKind::HermiteH) {
+          r = e.sub(e.mul(e.add(x, x), q), e.mul(k, p));
+        } else if (kind == PolyKind::HermiteHe) {
+          r = e.sub(e.mul(x, q), e.mul(k, p));
+        } else if (kind == PolyKind::Laguerre) {
+          Value c = e.add(e.add(k, k), e.sub(e.cst(1), x));
+          r = e.div(e.sub(e.mul(c, q), e.mul(k, p)), e.add(k, e.cst(1)));
+        } else { // Legendre
+          Value c = e.mul(e.add(e.add(k, k), e.cst(1)), x);
+          r = e.div(e.sub(e.mul(c, q), e.mul(k, p)), e.add(k, e.cst(1)));
+        }
+        scf::YieldOp::create(nb, nloc, ValueRange{ie.add(i, ie.cst(1)), q, r});
+      });
+  Value r = loop.getResult(2);
+  r = select(ib.eq(n, ib.cst(1)), q1, r);
+  r = select(ib.eq(n, ib.cst(0)), one, r);
+  r = select(closed, closedValue, r);
+  r = select(edge, edgeValue, r);
+  return select(negative, zero, r);
+}
+
+//===----------------------------------------------------------------------===//
+// erfcx, log_ndtr
+//===----------------------------------------------------------------------===//
+
+Value ScalarBuilder::erfcx(Value xIn) {
+  // In f64: exp(x^2) erfc(x) below 8 (erfc keeps its relative accuracy and
+  // the product overflows to inf for very negative x as eager's), the
+  // asymptotic series 1 / (x sqrt(pi)) sum_k (-1)^k (2k-1)!! / (2x^2)^k
+  // above (its terms fall below 1e-17 within 16 terms at x = 8).
+  Type f64 = b.getF64Type();
+  ScalarBuilder d(b, loc, op, f64, storage, false);
+  Value x = convertScalar(b, loc, xIn, f64, false, false);
+  Value small = d.mul(d.exp(d.mul(x, x)), d.callLibm("erfc", {x}));
+  Value z = d.div(d.cst(1), d.mul(d.cst(2), d.mul(x, x)));
+  Value term = d.cst(1), sum = d.cst(1);
+  for (int k = 1; k <= 16; ++k) {
+    term = d.mul(d.mul(term, z), d.cst(-(2.0 * k - 1)));
+    sum = d.add(sum, term);
+  }
+  Value large = d.div(sum, d.mul(x, d.cst(std::sqrt(M_PI))));
+  Value r = d.select(d.lt(x, d.cst(8)), small, large);
+  return convertScalar(b, loc, r, type, false, false);
+}
+
+Value ScalarBuilder::logNdtr(Value xIn) {
+  // Eager's formula: log(erfcx(-t) / 2) - t^2 below -1 (no underflow),
+  // log1p(-erfc(t) / 2) above, t = x / sqrt(2); in f64.
+  Type f64 = b.getF64Type();
+  ScalarBuilder d(b, loc, op, f64, storage, false);
+  Value x = convertScalar(b, loc, xIn, f64, false, false);
+  Value t = d.mul(x, d.cst(M_SQRT1_2));
+  Value lower = d.sub(d.log(d.div(d.erfcx(d.neg(t)), d.cst(2))), d.mul(t, t));
+  Value upper = d.log1p(d.div(d.neg(d.callLibm("erfc", {t})), d.cst(2)));
+  Value r = d.select(d.lt(x, d.cst(-1)), lower, upper);
+  return convertScalar(b, loc, r, type, false, false);
 }

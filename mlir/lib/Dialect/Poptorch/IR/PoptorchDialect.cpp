@@ -717,3 +717,8 @@ LogicalResult RandNormalOp::verify() { return verifyRandom(*this); }
 LogicalResult RandExponentialOp::verify() { return verifyRandom(*this); }
 LogicalResult RandBernoulliOp::verify() { return verifyRandom(*this); }
 LogicalResult RandIntOp::verify() { return verifyRandom(*this); }
+// ---- search-stats-random-special (round 2)
+LogicalResult RandCauchyOp::verify() { return verifyRandom(*this); }
+LogicalResult RandLogNormalOp::verify() { return verifyRandom(*this); }
+LogicalResult RandGeometricOp::verify() { return verifyRandom(*this); }
+// ---- end search-stats-random-special (round 2)

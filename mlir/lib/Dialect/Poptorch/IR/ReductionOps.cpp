@@ -108,7 +108,7 @@ template <typename OpTy> static LogicalResult verifyArgReduce(OpTy op) {
   // As PyTorch: there is no extreme value (or median) of nothing.
   bool empty =
       dims.empty() ? in.getNumElements() == 0 : in.getShape()[dims[0]] == 0;
-  if (empty && !isa<MedianOp>(op.getOperation()))
+  if (empty && !isa<MedianOp, NanmedianOp>(op.getOperation()))
     return op.emitOpError("cannot reduce an empty ")
            << (dims.empty() ? "tensor" : "dim")
            << " (PyTorch raises here too); use a reduction with an identity "
@@ -229,3 +229,71 @@ LogicalResult BinaryCrossEntropyWithLogitsOp::verify() {
 LogicalResult MultiMarginLossOp::verify() { return verifyLoss(*this); }
 LogicalResult NllLossOp::verify() { return verifyLoss(*this); }
 LogicalResult MultilabelMarginLossOp::verify() { return verifyLoss(*this); }
+
+//===----------------------------------------------------------------------===//
+// ---- search-stats-random-special (round 2)
+//===----------------------------------------------------------------------===//
+
+LogicalResult SearchsortedOp::verify() {
+  auto sorted = rtt(getSorted()), values = rtt(getValues());
+  auto res = rtt(getResult());
+  if (sorted.getRank() < 1)
+    return emitOpError("the sorted sequence must have at least one dim");
+  if (sorted.getRank() > 1 &&
+      (sorted.getRank() != values.getRank() ||
+       sorted.getShape().drop_back() != values.getShape().drop_back()))
+    return emitOpError("the leading dims of the sorted sequence must equal "
+                       "those of the values");
+  if (sorted.getElementType() != values.getElementType())
+    return emitOpError("the sorted sequence and the values must have one "
+                       "element type");
+  if (res.getShape() != values.getShape())
+    return emitOpError("result shape must equal the values' shape");
+  if (!res.getElementType().isInteger(64) &&
+      !res.getElementType().isInteger(32))
+    return emitOpError("result must be int64 or int32");
+  if (auto side = getSide(); side && *side != "left" && *side != "right")
+    return emitOpError("side must be left or right, got ") << *side;
+  return success();
+}
+
+LogicalResult IsinOp::verify() {
+  if (rtt(getElements()).getElementType() != rtt(getTest()).getElementType())
+    return emitOpError("elements and test elements must have one type");
+  if (rtt(getResult()).getShape() != rtt(getElements()).getShape())
+    return emitOpError("result shape must equal the elements' shape");
+  return success();
+}
+
+LogicalResult HistcOp::verify() {
+  auto res = rtt(getResult());
+  if (getBins() < 1)
+    return emitOpError("bins must be positive, got ") << getBins();
+  if (res.getRank() != 1 || res.getShape()[0] != getBins())
+    return emitOpError("result must be 1-D with `bins` elements");
+  if (res.getElementType() != rtt(getInput()).getElementType())
+    return emitOpError("result element type must equal the input's");
+  if (getMin().convertToDouble() > getMax().convertToDouble())
+    return emitOpError("min must not exceed max");
+  return success();
+}
+
+LogicalResult NanmedianDimOp::verify() { return verifyArgReduce(*this); }
+LogicalResult NanmedianOp::verify() {
+  if (getDim())
+    return emitOpError("the full nanmedian takes no dim");
+  return verifyArgReduce(*this);
+}
+LogicalResult ModeOp::verify() { return verifyArgReduce(*this); }
+
+LogicalResult FrexpOp::verify() {
+  auto in = rtt(getInput());
+  if (!isa<FloatType>(in.getElementType()))
+    return emitOpError("needs a floating-point input");
+  if (getMantissa().getType() != in)
+    return emitOpError("the mantissa must have the input's type");
+  if (rtt(getExponent()).getShape() != in.getShape() ||
+      !rtt(getExponent()).getElementType().isInteger(32))
+    return emitOpError("the exponent must be int32 of the input's shape");
+  return success();
+}

@@ -1045,6 +1045,132 @@ def Poptorch_BitwiseXorOp : Poptorch_Op<"bitwise_xor",
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 
+def Poptorch_ChebyshevPolynomialTOp : Poptorch_Op<"chebyshev_polynomial_t",
+    [Pure, Poptorch_ElementwiseTrait]> {
+  let summary = "Chebyshev polynomial of the first kind of degree n";
+  let description = [{ Elementwise with broadcasting (floating-point only). Scalar formula: `b.orthogonalPolynomial("chebyshev_t", x, y)`. }];
+  let arguments = (ins Poptorch_Tensor:$input, Poptorch_Tensor:$n);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Poptorch_ChebyshevPolynomialUOp : Poptorch_Op<"chebyshev_polynomial_u",
+    [Pure, Poptorch_ElementwiseTrait]> {
+  let summary = "Chebyshev polynomial of the second kind of degree n";
+  let description = [{ Elementwise with broadcasting (floating-point only). Scalar formula: `b.orthogonalPolynomial("chebyshev_u", x, y)`. }];
+  let arguments = (ins Poptorch_Tensor:$input, Poptorch_Tensor:$n);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Poptorch_ChebyshevPolynomialVOp : Poptorch_Op<"chebyshev_polynomial_v",
+    [Pure, Poptorch_ElementwiseTrait]> {
+  let summary = "Chebyshev polynomial of the third kind of degree n";
+  let description = [{ Elementwise with broadcasting (floating-point only). Scalar formula: `b.orthogonalPolynomial("chebyshev_v", x, y)`. }];
+  let arguments = (ins Poptorch_Tensor:$input, Poptorch_Tensor:$n);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Poptorch_ChebyshevPolynomialWOp : Poptorch_Op<"chebyshev_polynomial_w",
+    [Pure, Poptorch_ElementwiseTrait]> {
+  let summary = "Chebyshev polynomial of the fourth kind of degree n";
+  let description = [{ Elementwise with broadcasting (floating-point only). Scalar formula: `b.orthogonalPolynomial("chebyshev_w", x, y)`. }];
+  let arguments = (ins Poptorch_Tensor:$input, Poptorch_Tensor:$n);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Poptorch_ShiftedChebyshevPolynomialTOp : Poptorch_Op<"shifted_chebyshev_polynomial_t",
+    [Pure, Poptorch_ElementwiseTrait]> {
+  let summary = "shifted Chebyshev polynomial of the first kind of degree n";
+  let description = [{ Elementwise with broadcasting (floating-point only). Scalar formula: `b.orthogonalPolynomial("shifted_chebyshev_t", x, y)`. }];
+  let arguments = (ins Poptorch_Tensor:$input, Poptorch_Tensor:$n);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Poptorch_ShiftedChebyshevPolynomialUOp : Poptorch_Op<"shifted_chebyshev_polynomial_u",
+    [Pure, Poptorch_ElementwiseTrait]> {
+  let summary = "shifted Chebyshev polynomial of the second kind of degree n";
+  let description = [{ Elementwise with broadcasting (floating-point only). Scalar formula: `b.orthogonalPolynomial("shifted_chebyshev_u", x, y)`. }];
+  let arguments = (ins Poptorch_Tensor:$input, Poptorch_Tensor:$n);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Poptorch_ShiftedChebyshevPolynomialVOp : Poptorch_Op<"shifted_chebyshev_polynomial_v",
+    [Pure, Poptorch_ElementwiseTrait]> {
+  let summary = "shifted Chebyshev polynomial of the third kind of degree n";
+  let description = [{ Elementwise with broadcasting (floating-point only). Scalar formula: `b.orthogonalPolynomial("shifted_chebyshev_v", x, y)`. }];
+  let arguments = (ins Poptorch_Tensor:$input, Poptorch_Tensor:$n);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Poptorch_ShiftedChebyshevPolynomialWOp : Poptorch_Op<"shifted_chebyshev_polynomial_w",
+    [Pure, Poptorch_ElementwiseTrait]> {
+  let summary = "shifted Chebyshev polynomial of the fourth kind of degree n";
+  let description = [{ Elementwise with broadcasting (floating-point only). Scalar formula: `b.orthogonalPolynomial("shifted_chebyshev_w", x, y)`. }];
+  let arguments = (ins Poptorch_Tensor:$input, Poptorch_Tensor:$n);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Poptorch_HermitePolynomialHOp : Poptorch_Op<"hermite_polynomial_h",
+    [Pure, Poptorch_ElementwiseTrait]> {
+  let summary = "physicists' Hermite polynomial of degree n";
+  let description = [{ Elementwise with broadcasting (floating-point only). Scalar formula: `b.orthogonalPolynomial("hermite_h", x, y)`. }];
+  let arguments = (ins Poptorch_Tensor:$input, Poptorch_Tensor:$n);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Poptorch_HermitePolynomialHeOp : Poptorch_Op<"hermite_polynomial_he",
+    [Pure, Poptorch_ElementwiseTrait]> {
+  let summary = "probabilists' Hermite polynomial of degree n";
+  let description = [{ Elementwise with broadcasting (floating-point only). Scalar formula: `b.orthogonalPolynomial("hermite_he", x, y)`. }];
+  let arguments = (ins Poptorch_Tensor:$input, Poptorch_Tensor:$n);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Poptorch_LaguerrePolynomialLOp : Poptorch_Op<"laguerre_polynomial_l",
+    [Pure, Poptorch_ElementwiseTrait]> {
+  let summary = "Laguerre polynomial of degree n";
+  let description = [{ Elementwise with broadcasting (floating-point only). Scalar formula: `b.orthogonalPolynomial("laguerre_l", x, y)`. }];
+  let arguments = (ins Poptorch_Tensor:$input, Poptorch_Tensor:$n);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Poptorch_LegendrePolynomialPOp : Poptorch_Op<"legendre_polynomial_p",
+    [Pure, Poptorch_ElementwiseTrait]> {
+  let summary = "Legendre polynomial of degree n";
+  let description = [{ Elementwise with broadcasting (floating-point only). Scalar formula: `b.orthogonalPolynomial("legendre_p", x, y)`. }];
+  let arguments = (ins Poptorch_Tensor:$input, Poptorch_Tensor:$n);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Poptorch_ErfcxOp : Poptorch_Op<"erfcx",
+    [Pure, Poptorch_ElementwiseTrait]> {
+  let summary = "scaled complementary error function exp(x^2) erfc(x)";
+  let description = [{ Elementwise with broadcasting (floating-point only). Scalar formula: `b.erfcx(x)`. }];
+  let arguments = (ins Poptorch_Tensor:$input);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Poptorch_LogNdtrOp : Poptorch_Op<"log_ndtr",
+    [Pure, Poptorch_ElementwiseTrait]> {
+  let summary = "log of the standard normal CDF";
+  let description = [{ Elementwise with broadcasting (floating-point only). Scalar formula: `b.logNdtr(x)`. }];
+  let arguments = (ins Poptorch_Tensor:$input);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
 def Poptorch_WhereOp : Poptorch_Op<"where",
     [Pure, Poptorch_ElementwiseTrait]> {
   let summary = "condition ? lhs : rhs";

@@ -923,4 +923,72 @@ def Poptorch_GridSamplerOp : Poptorch_Op<"grid_sampler", [Pure]> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// ---- search-stats-random-special (round 2)
+//===----------------------------------------------------------------------===//
+
+def Poptorch_SearchsortedOp : Poptorch_Op<"searchsorted", [Pure]> {
+  let summary = "insertion positions of `values` in the sorted last dim of `sorted`";
+  let description = [{
+    torch.searchsorted / torch.bucketize: for each value, the number of
+    entries of its row of `sorted` (the whole of a 1-D `sorted`, else the row
+    with the same leading indices) that come before it: `b < v` (left) or
+    `b <= v` (`right` or `side` = "right"), with NaN after every number as
+    in eager's binary search. The result is int64 or int32.
+  }];
+  let arguments = (ins Poptorch_Tensor:$sorted, Poptorch_Tensor:$values,
+                       DefaultValuedAttr<BoolAttr, "false">:$right,
+                       OptionalAttr<StrAttr>:$side);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$sorted `,` $values attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Poptorch_IsinOp : Poptorch_Op<"isin", [Pure]> {
+  let summary = "whether each element occurs in `test` (negated with `invert`)";
+  let arguments = (ins Poptorch_Tensor:$elements, Poptorch_Tensor:$test,
+                       DefaultValuedAttr<BoolAttr, "false">:$invert);
+  let results = (outs Poptorch_BoolTensor:$result);
+  let assemblyFormat = "$elements `,` $test attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Poptorch_HistcOp : Poptorch_Op<"histc", [Pure]> {
+  let summary = "histogram of the elements in `bins` equal bins over [min, max]";
+  let description = [{
+    torch.histc: elements outside [min, max] and NaN are not counted; the
+    last bin includes max. With min == max the range is the data's own
+    (widened by 1 on both sides if that is a single value).
+  }];
+  let arguments = (ins Poptorch_Tensor:$input, I64Attr:$bins,
+                       DefaultValuedAttr<F64Attr, "0.0">:$min,
+                       DefaultValuedAttr<F64Attr, "0.0">:$max);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+def Poptorch_NanmedianDimOp : Poptorch_ArgReduceOp<"nanmedian_dim",
+    (outs Poptorch_Tensor:$values, Poptorch_Tensor:$indices)> {
+  let summary = "lower median of the non-NaN values along `dim` and its index";
+}
+def Poptorch_NanmedianOp : Poptorch_ArgReduceOp<"nanmedian",
+    (outs Poptorch_Tensor:$values)> {
+  let summary = "lower median of the non-NaN values (NaN if there are none)";
+}
+def Poptorch_ModeOp : Poptorch_ArgReduceOp<"mode",
+    (outs Poptorch_Tensor:$values, Poptorch_Tensor:$indices)> {
+  let summary = "most frequent value along `dim` (the smallest on ties) and its last index";
+}
+def Poptorch_FrexpOp : Poptorch_Op<"frexp", [Pure]> {
+  let summary = "mantissa in [0.5, 1) (by magnitude) and int exponent with x = m * 2^e";
+  let arguments = (ins Poptorch_Tensor:$input);
+  let results = (outs Poptorch_Tensor:$mantissa, Poptorch_Tensor:$exponent);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type(results)";
+  let hasVerifier = 1;
+}
+def Poptorch_RandCauchyOp : Poptorch_RandomOp<"rand_cauchy", "Cauchy with median a and scale b">;
+def Poptorch_RandLogNormalOp : Poptorch_RandomOp<"rand_log_normal", "exp of a normal with mean a and std b">;
+def Poptorch_RandGeometricOp : Poptorch_RandomOp<"rand_geometric", "geometric: trials up to the first success with probability a">;
+// ---- end search-stats-random-special (round 2)
+
 #endif // POPTORCH_OPS_TD
