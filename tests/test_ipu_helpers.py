@@ -190,3 +190,18 @@ def test_perf_counters() -> None:
     assert t_in <= t_copied <= t_ran <= t_done
     executor(torch.randn(6, 4))
     assert executor.getPerfCounters()["input"][0][0] > t_in
+
+
+def test_perf_counters_of_the_common_call() -> None:
+    # One micro-batch, positional tensors: the call runs through _C.CallPlan.
+    executor = poptorch.inferenceModel(torch.nn.Linear(4, 2))
+    x = torch.randn(3, 4)
+    executor(x)
+    stamps = []
+    for _ in range(2):
+        executor(x)
+        c = executor.getPerfCounters()
+        stamps.append([c[k][0][0] for k in ("input", "input_complete", "output",
+                                            "output_complete")])
+        assert stamps[-1] == sorted(stamps[-1])
+    assert stamps[1][0] > stamps[0][3], "each call records its own timestamps"

@@ -258,7 +258,8 @@ def trace(
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        graph = _trace(model, args, kwargs, source_location_excludes, start, default_ipu=False)
+        graph = _trace(model, args, kwargs, source_location_excludes, execution_strategy, start,
+                       default_ipu=False)
         if not torch.equal(cpu_rng, torch.default_generator.get_state()):
             # A factory function without a device (torch.rand(n), torch.empty(n).normal_())
             # drew from the CPU generator while tracing: those numbers would be baked into
@@ -267,8 +268,8 @@ def trace(
             logger.info("the model draws random numbers on the CPU (a factory function "
                         "without device=); tracing again with the ipu as the default device")
             torch.default_generator.set_state(cpu_rng)
-            graph = _trace(model, args, kwargs, source_location_excludes, start,
-                           default_ipu=True)
+            graph = _trace(model, args, kwargs, source_location_excludes, execution_strategy,
+                           start, default_ipu=True)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -276,7 +277,7 @@ def trace(
 
 
 def _trace(model: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any],
-           source_location_excludes: Sequence[str], start: float,
+           source_location_excludes: Sequence[str], execution_strategy: Any, start: float,
            default_ipu: bool) -> TracedGraph:
     signature = Signature.of(args, kwargs)
     leaves, treespec = pytree.tree_flatten((tuple(args), dict(kwargs)))
@@ -494,10 +495,15 @@ class Executable:
         plan = self._plan
         if plan is None:
             return None
+        start = time.perf_counter()
         outputs = plan(*args)
-        if outputs is None or self._single_output:
-            return outputs if outputs is None else outputs[0]
-        return self._unflatten_outputs(outputs)
+        if outputs is None:
+            return None
+        # Inputs are read in place and outputs written straight into the returned
+        # tensors: no copy before or after the run (see getPerfCounters).
+        done = time.perf_counter()
+        self.timestamps = (start, start, done, done)
+        return outputs[0] if self._single_output else self._unflatten_outputs(outputs)
 
     def copy_weights_to_host(self) -> None:
         with torch.no_grad():
