@@ -355,7 +355,7 @@ def observed_by_row(observed: dict) -> dict:
             names[f"aten::{name}" + (f".{overload}" if overload else "")] = e.schema
     for op, c in observed.items():
         schema = names.get(op)
-        if schema is not None and "captured" in c["status"]:
+        if schema is not None and ({"captured", "random"} & set(c["status"])):
             r = rows.setdefault(schema, {"dtypes": set(), "tests": set()})
             r["dtypes"] |= set(c["dtypes"])
             r["tests"] |= set(c["tests"])

@@ -126,6 +126,16 @@ ELEMENTWISE: list[Elementwise] = [
         ("i1e", "exponentially scaled I1: exp(-|x|) I1(x)"),
         ("ndtri", "inverse of the standard normal CDF"))],
     _math("i0e", "b.i0e(x)", "exponentially scaled I0: exp(-|x|) I0(x)", reduced_steps=True),
+    # sin(x) / x, with eager's Taylor series below |x| = 0.5 and 0 at +-inf.
+    _math("spherical_bessel_j0",
+          "b.select(b.eq(b.abs(x), b.cst(INFINITY)), b.cst(0.0), "
+          "b.select(b.lt(b.abs(x), b.cst(0.5)), "
+          "b.add(b.cst(1.0), b.mul(b.mul(x, x), b.add(b.cst(-1.0 / 6.0), b.mul(b.mul(x, x), "
+          "b.add(b.cst(1.0 / 120.0), b.mul(b.mul(x, x), b.add(b.cst(-1.0 / 5040.0), "
+          "b.mul(b.mul(x, x), b.add(b.cst(1.0 / 362880.0), b.mul(b.mul(x, x), "
+          "b.add(b.cst(-1.0 / 39916800.0), b.mul(b.mul(x, x), b.cst(1.0 / 6227020800.0))))))"
+          "))))))), b.div(b.sin(x), x)))",
+          "spherical Bessel function of the first kind of order 0"),
     _math("sinc", "b.select(b.eq(x, b.cst(0.0)), b.cst(1.0), "
           "b.div(b.sin(b.mul(x, b.cst(M_PI))), b.mul(x, b.cst(M_PI))))",
           "sin(pi x) / (pi x), 1 at 0"),
@@ -511,6 +521,10 @@ ATEN: list[Aten] = [
                 "trunc", "round", "sign", "hardsigmoid", "hardswish", "mish")],
     *[Aten(f"special_{n}", n, {"input": T("self")}, promote="result")
       for n in ("i0e", "i1", "i1e", "ndtri", "entr")],
+    Aten("special_spherical_bessel_j0", "spherical_bessel_j0", {"input": T("x")},
+         promote="result"),
+    Aten("special_modified_bessel_i0", "i0", {"input": T("self")}, promote="result"),
+    Aten("special_modified_bessel_i1", "i1", {"input": T("self")}, promote="result"),
     Aten("sgn", "sign", {"input": T("self")}, promote="result"),
     Aten("round.decimals", "round_decimals", {"input": T("self"), "decimals": I("decimals")},
          promote="result"),
@@ -613,7 +627,6 @@ ATEN: list[Aten] = [
     Aten("clone", "", {"input": T("self")}),
     Aten("alias_copy", "", {"input": T("self")}),
     Aten("detach_copy", "", {"input": T("self")}),
-    Aten("lift_fresh_copy", "", {"input": T("self")}),
     # ---- linear algebra
     Aten("mm", "matmul", {"lhs": T("self"), "rhs": T("mat2")}),
     Aten("bmm", "matmul", {"lhs": T("self"), "rhs": T("mat2")}),
@@ -786,9 +799,6 @@ ATEN: list[Aten] = [
     Aten("binary_cross_entropy", "binary_cross_entropy",
          {"input": T("self"), "target": T("target"), "weight": OptT("weight"),
           "reduction": I("reduction")}, promote="result"),
-    Aten("binary_cross_entropy_with_logits", "binary_cross_entropy_with_logits",
-         {"input": T("self"), "target": T("target"), "weight": OptT("weight"),
-          "pos_weight": OptT("pos_weight"), "reduction": I("reduction")}, promote="result"),
     Aten("multi_margin_loss", "multi_margin_loss",
          {"input": T("self"), "target": T("target"), "weight": OptT("weight"),
           "reduction": I("reduction"), "p": F("p"), "margin": F("margin")}),
@@ -820,9 +830,6 @@ ATEN: list[Aten] = [
                                   "start": Index("start", "dim")}),
     Aten("unfold_copy", "unfold", {"input": T("self"), "dim": Dim("dimension"),
                                    "size": I("size"), "step": I("step")}),
-    Aten("unfold", "unfold", {"input": T("self"), "dim": Dim("dimension"), "size": I("size"),
-                              "step": I("step")},
-         note="reaches the backend inside unfold_copy; captured as a copy"),
     Aten("diagonal_copy", "diagonal", {"input": T("self"), "offset": I("offset"),
                                        "dim1": Dim("dim1"), "dim2": Dim("dim2")}),
     Aten("diag_embed", "diag_embed", {"input": T("self"), "offset": I("offset"),

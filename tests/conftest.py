@@ -132,7 +132,7 @@ def _record_coverage(nodeid: str) -> None:
     test = nodeid.split("[")[0]
     for tracer in _TRACERS:
         for r in tracer.op_log:
-            if r["status"] not in ("captured", "host"):
+            if r["status"] not in ("captured", "random", "host"):
                 continue
             entry = COVERAGE.setdefault(r["name"], {"tests": set(), "dtypes": set(),
                                                     "status": set()})

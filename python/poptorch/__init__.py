@@ -9,7 +9,7 @@ import atexit
 
 import torch  # noqa: F401  (the extension needs torch's libraries loaded first)
 
-from . import _C, enums, experimental
+from . import _C, _meta, enums, experimental  # noqa: F401 (_meta registers shape functions)
 from ._blocks import BeginBlock, Block, BlockFunction, removeBlocks
 from ._dataloader import AsynchronousDataAccessor, DataLoader
 from ._debug import bisect, explain, replay, write_bundle

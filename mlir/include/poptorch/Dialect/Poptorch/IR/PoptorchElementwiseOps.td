@@ -343,6 +343,15 @@ def Poptorch_I0eOp : Poptorch_Op<"i0e",
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 
+def Poptorch_SphericalBesselJ0Op : Poptorch_Op<"spherical_bessel_j0",
+    [Pure, Poptorch_ElementwiseTrait]> {
+  let summary = "spherical Bessel function of the first kind of order 0";
+  let description = [{ Elementwise with broadcasting (floating-point only). Scalar formula: `b.select(b.eq(b.abs(x), b.cst(INFINITY)), b.cst(0.0), b.select(b.lt(b.abs(x), b.cst(0.5)), b.add(b.cst(1.0), b.mul(b.mul(x, x), b.add(b.cst(-1.0 / 6.0), b.mul(b.mul(x, x), b.add(b.cst(1.0 / 120.0), b.mul(b.mul(x, x), b.add(b.cst(-1.0 / 5040.0), b.mul(b.mul(x, x), b.add(b.cst(1.0 / 362880.0), b.mul(b.mul(x, x), b.add(b.cst(-1.0 / 39916800.0), b.mul(b.mul(x, x), b.cst(1.0 / 6227020800.0))))))))))))), b.div(b.sin(x), x)))`. }];
+  let arguments = (ins Poptorch_Tensor:$input);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
 def Poptorch_SincOp : Poptorch_Op<"sinc",
     [Pure, Poptorch_ElementwiseTrait]> {
   let summary = "sin(pi x) / (pi x), 1 at 0";
