@@ -277,10 +277,10 @@ def gen_docs() -> str:
            "| aten op | dialect op | status | dtypes | tests | operands / attributes | notes |",
            "|---|---|---|---|---|---|---|"]
     cov = load_coverage()
-    decomposed = decomposed_ops()
+    lowered = lowered_ops()
     for e in table.ATEN:
         op = f"`poptorch.{e.op}`" if e.op else "identity"
-        status = "identity" if not e.op else "decomposed" if e.op in decomposed else "lowered"
+        status = "identity" if not e.op else "lowered" if e.op in lowered else "decomposed"
         args = ", ".join(f"{d}←{a.aten or a.kind}" for d, a in e.args.items())
         promotion = {"none": "", "result": "promotes operands to the result dtype",
                      "common": "promotes operands to their common dtype"}[e.promote]
@@ -322,13 +322,14 @@ def load_coverage() -> dict:
     return json.loads(COVERAGE.read_text()) if COVERAGE.exists() else {}
 
 
-def decomposed_ops() -> set[str]:
-    """Dialect ops that `poptorch-decompose` rewrites (the first template argument of
-    each pattern in mlir/lib/Transforms/Decompose*.cpp)."""
+def lowered_ops() -> set[str]:
+    """Dialect ops with a conversion pattern of their own: every elementwise op, and the
+    ops named by the patterns of mlir/lib/Conversion/PoptorchToLinalg (the others are
+    rewritten by poptorch-decompose into these)."""
     names = {camel(n): n for n in dialect_ops()}
-    found = set()
-    for f in (ROOT / "mlir/lib/Transforms").glob("Decompose*.cpp"):
-        for m in re.finditer(r"<\s*(\w+)Op\b", f.read_text()):
+    found = {e.name for e in table.ELEMENTWISE}
+    for f in (ROOT / "mlir/lib/Conversion/PoptorchToLinalg").glob("*.cpp"):
+        for m in re.finditer(r"(?:OpConversionPattern|Lowering)<\s*(\w+)Op\b", f.read_text()):
             if m.group(1) in names:
                 found.add(names[m.group(1)])
     return found
