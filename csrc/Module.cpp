@@ -120,8 +120,14 @@ PYBIND11_MODULE(_C, m) {
                                  d["line"] = r.loc.line;
                                  d["inputs"] = r.inputs;
                                  d["outputs"] = r.outputs;
-                                 d["input_types"] = r.inputTypes;
-                                 d["output_types"] = r.outputTypes;
+                                 auto texts = [](const auto &types) {
+                                   std::vector<std::string> out;
+                                   for (const TypeRecord &t : types)
+                                     out.push_back(typeText(t));
+                                   return out;
+                                 };
+                                 d["input_types"] = texts(r.inputTypes);
+                                 d["output_types"] = texts(r.outputTypes);
                                  py::list args;
                                  for (const c10::IValue &a : r.args)
                                    args.append(torch::jit::toPyObject(a));

@@ -397,13 +397,22 @@ std::function<void(const std::string &)> &traceSink() {
   return *sink;
 }
 
-std::string typeText(const at::Tensor &t) {
-  std::string s = std::string(c10::toString(t.scalar_type())) + "[";
-  for (int64_t i = 0; i < t.dim(); ++i)
-    s += (i ? ", " : "") + std::to_string(t.sizes()[i]);
-  return s + "]";
+TypeRecord typeOf(const at::Tensor &t) {
+  if (!t.defined())
+    return {};
+  return TypeRecord{t.scalar_type(), c10::SmallVector<int64_t, 5>(
+                                         t.sizes().begin(), t.sizes().end())};
 }
 } // namespace
+
+std::string typeText(const TypeRecord &t) {
+  if (!t.dtype)
+    return "none";
+  std::string s = std::string(c10::toString(*t.dtype)) + "[";
+  for (size_t i = 0; i < t.sizes.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(t.sizes[i]);
+  return s + "]";
+}
 
 void setTraceSink(std::function<void(const std::string &)> sink) {
   traceSink() = std::move(sink);
@@ -414,21 +423,21 @@ void setTraceSink(std::function<void(const std::string &)> sink) {
 class OpLogScope {
 public:
   OpLogScope(Tracer &tracer, const c10::OperatorHandle &op,
-             const std::vector<c10::IValue> &args, const char *status,
-             const char *dialectOp)
+             const std::string &name, const std::vector<c10::IValue> &args,
+             const char *status, const char *dialectOp)
       : tracer(tracer), stack(nullptr), exceptions(std::uncaught_exceptions()),
         nret(op.schema().returns().size()) {
-    record.name = opDisplayName(op);
+    record.name = name;
     record.status = status;
     record.dialectOp = dialectOp;
     bool logging = static_cast<bool>(traceSink());
-    if (record.status != "host" || logging)
+    if (std::string_view(status) != "host" || logging)
       record.loc = tracer.sourceLocation();
     for (const c10::IValue &a : args)
       forEachTensor(a, [&](const at::Tensor &t) {
         TracedValue *v = tracer.lookup(t);
         record.inputs.push_back(v ? v->value : -1);
-        record.inputTypes.push_back(t.defined() ? typeText(t) : "none");
+        record.inputTypes.push_back(typeOf(t));
       });
     if (tracer.recordArgs)
       record.args = args;
@@ -443,20 +452,20 @@ public:
         forEachTensor(*it, [&](const at::Tensor &t) {
           TracedValue *v = tracer.lookup(t);
           record.outputs.push_back(v ? v->value : -1);
-          record.outputTypes.push_back(t.defined() ? typeText(t) : "none");
+          record.outputTypes.push_back(typeOf(t));
         });
     if (traceSink()) {
       auto values = [](const std::vector<ValueId> &ids,
-                       const std::vector<std::string> &types) {
+                       const std::vector<TypeRecord> &types) {
         std::string s = "(";
         for (size_t i = 0; i < ids.size(); ++i)
           s += (i ? ", " : "") +
                (ids[i] >= 0 ? "v" + std::to_string(ids[i]) : "const") + ": " +
-               types[i];
+               typeText(types[i]);
         return s + ")";
       };
-      std::string line = record.name + " " + record.status + " at " +
-                         tracer.describe(record.loc) + " " +
+      std::string line = record.name + " " + std::string(record.status) +
+                         " at " + tracer.describe(record.loc) + " " +
                          values(record.inputs, record.inputTypes) + " -> " +
                          values(record.outputs, record.outputTypes);
       try {
@@ -684,7 +693,7 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
     });
   bool random = op.hasTag(at::Tag::nondeterministic_seeded);
   const OpSpec *logSpec = findSpec(schema.operator_name());
-  OpLogScope logScope(*this, op, args,
+  OpLogScope logScope(*this, op, opName, args,
                       !anyTraced        ? (random ? "random" : "host")
                       : !logSpec        ? "unsupported"
                       : !poison.empty() ? "poisoned"

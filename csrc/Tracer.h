@@ -36,15 +36,27 @@ struct UnsupportedOp {
   int count = 1;
 };
 
+/// A tensor's dtype and shape in the op log, formatted only when read
+/// (typeText): formatting every op's types while tracing cost about a
+/// tenth of the capture time.
+struct TypeRecord {
+  std::optional<at::ScalarType> dtype; // none: an undefined tensor
+  c10::SmallVector<int64_t, 5> sizes;
+};
+
+/// "Float[2, 3]", or "none" for an undefined tensor.
+std::string typeText(const TypeRecord &t);
+
 /// One op that reached the ipu device while tracing, for the TRACE log,
 /// poptorch.explain and the golden checks (python/poptorch/_debug.py).
 struct OpRecord {
-  std::string name;      // aten::add.Tensor
-  std::string status;    // captured, host, random, unsupported, poisoned, error
-  std::string dialectOp; // the op table's dialect op ("" for identities)
+  std::string name; // aten::add.Tensor
+  // captured, host, random, unsupported, poisoned, error (string literals)
+  const char *status = "";
+  const char *dialectOp = ""; // the op table's ("" for identities)
   poptorch_bridge::SourceLoc loc;
   std::vector<ValueId> inputs, outputs; // per tensor; -1: not a traced value
-  std::vector<std::string> inputTypes, outputTypes; // "float32[2, 3]"
+  std::vector<TypeRecord> inputTypes, outputTypes;
   std::vector<c10::IValue> args; // the aten arguments, if recordArgs
 };
 
