@@ -409,3 +409,108 @@ def test_detach_and_attach() -> None:
     pm.detachFromDevice()
     pm.attachToDevice()
     assert_matches(pm(x), torch.cat([x[:2] * 3, x[2:] * 4]))
+
+
+# ---------------------------------------------------------------------------
+# inputReplicaGrouping, updatableNamedBuffers, Distributed
+
+
+@pytest.mark.parametrize("group_type, size, slice_of_replica", [
+    (poptorch.CommGroupType.Consecutive, 2, [0, 0, 1, 1]),
+    (poptorch.CommGroupType.Orthogonal, 2, [0, 1, 0, 1]),
+    (poptorch.CommGroupType.Consecutive, 4, [0, 0, 0, 0]),
+    (poptorch.CommGroupType.Orthogonal, 1, [0, 1, 2, 3]),
+])
+@pytest.mark.parametrize("mode", [OutputMode.All, OutputMode.Sum])
+def test_input_replica_grouping(group_type, size: int, slice_of_replica: list[int],
+                                mode: OutputMode) -> None:
+    """Replicas of an input group read the same slice; a call's batch holds
+    deviceIterations * replicationFactor / size micro-batches; outputs stay per replica."""
+    d, r, b = 3, 4, 2
+    o = opts(d, r, mode).inputReplicaGrouping(size, group_type)
+    model = Small().eval()
+    x = torch.randn(d * (r // size) * b, 4)
+    got = poptorch.inferenceModel(model, o)(x)
+    chunks = x.reshape(d, r // size, b, 4)
+    with torch.no_grad():
+        per = [[model(chunks[i, slice_of_replica[j]]) for j in range(r)] for i in range(d)]
+    assert_matches(got, tuple(expected_outputs(per, mode, 1)), atol=1e-5, rtol=1e-5)
+
+
+def test_input_replica_grouping_errors_and_dataloader() -> None:
+    o = opts(2, 4).inputReplicaGrouping(2, poptorch.CommGroupType.Consecutive)
+    pm = poptorch.inferenceModel(Small().eval(), o)
+    with pytest.raises(ValueError, match=r"replicationFactor\(4\) / input group size\(2\) = 4"):
+        pm(torch.randn(6, 4))
+    bad = opts(1, 4).inputReplicaGrouping(3, poptorch.CommGroupType.Consecutive)
+    with pytest.raises(ValueError, match=r"replicationFactor \(4\) to be a multiple of the input "
+                                         r"group size \(3\)"):
+        poptorch.inferenceModel(Small().eval(), bad)(torch.randn(4, 4))
+    data = torch.utils.data.TensorDataset(torch.randn(20, 4))
+    loader = poptorch.DataLoader(o, data, batch_size=2)
+    assert loader.combined_batch_size == 2 * 2 * 2
+    (x,) = next(iter(loader))
+    y, _ = pm(x)
+    assert y.shape == (2 * 4 * 2, 3)
+
+
+def test_input_write_back_with_replica_groups() -> None:
+    class M(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            x.mul_(2)
+            return x + 1
+
+    x = torch.randn(2 * 1 * 3, 2)
+    expected = x * 2
+    o = opts(2, 2).inputReplicaGrouping(2, poptorch.CommGroupType.Orthogonal)
+    y = poptorch.inferenceModel(M(), o)(x)
+    assert_matches(x, expected)
+    chunks = (expected + 1).reshape(2, 1, 3, 2)
+    assert_matches(y, torch.cat([chunks[i, 0] for i in range(2) for _ in range(2)]))
+
+
+class Scaled(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("scale", torch.full((3,), 2.0))
+        self.register_buffer("shift", torch.zeros(3))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * self.scale + self.shift
+
+
+@pytest.mark.parametrize("replicas, broadcast", [(1, True), (2, False)])
+def test_copy_named_buffers_to_device(replicas: int, broadcast: bool) -> None:
+    """Only the buffers listed by updatableNamedBuffers are uploaded."""
+    model = Scaled().eval()
+    o = opts(1, replicas, broadcast=broadcast).updatableNamedBuffers(["scale"])
+    pm = poptorch.inferenceModel(model, o)
+    x = torch.randn(2 * replicas, 3)
+    assert_matches(pm(x), x * 2)
+    model.scale.fill_(3.0)
+    model.shift.fill_(1.0)
+    pm.copyNamedBuffersToDevice()
+    assert_matches(pm(x), x * 3)  # shift is not listed: the device keeps 0
+    pm.copyWeightsToDevice()
+    assert_matches(pm(x), x * 3 + 1)
+
+
+def test_copy_named_buffers_errors() -> None:
+    pm = poptorch.inferenceModel(Scaled().eval())
+    with pytest.raises(RuntimeError, match="updatableNamedBuffers"):
+        pm.copyNamedBuffersToDevice()
+    bad = poptorch.inferenceModel(Scaled().eval(), opts().updatableNamedBuffers(["scales"]))
+    with pytest.raises(ValueError, match=r"\['scales'\].*\['scale', 'shift'\]"):
+        bad(torch.randn(2, 3))
+
+
+@pytest.mark.parametrize("pid", [0, 1, 2])
+def test_dataloader_partitions_the_dataset_across_processes(pid: int) -> None:
+    data = torch.utils.data.TensorDataset(torch.arange(20.0).reshape(20, 1))
+    o = opts(2)
+    o.Distributed.configureProcessId(pid, 3)
+    loader = poptorch.DataLoader(o, data, batch_size=1)
+    seen = torch.cat([x for (x,) in loader]).flatten().tolist()
+    assert seen == [float(i) for i in range(pid, 18, 3)]  # 6 samples each, interleaved
+    whole = poptorch.DataLoader(o, data, batch_size=1, auto_distributed_partitioning=False)
+    assert len(whole) == 10

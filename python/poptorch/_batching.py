@@ -14,6 +14,13 @@ is one invocation of it on its own thread. Outputs follow ``outputMode``:
 
 where ``b`` is the first dimension of the per-micro-batch output. A 0-dim
 output gains one dimension of size ``D / N * R`` (or ``R``) when that is not 1.
+
+``inputReplicaGrouping(G, type)`` makes the replicas of a group of ``G`` read the
+same input slice: a call's input then holds ``D x R / G`` micro-batches, laid out
+``[iteration][group][micro-batch]``. ``Consecutive`` groups replicas
+``{0..G-1}, {G..2G-1}, ...``; ``Orthogonal`` groups replicas that stride across
+the order, ``{0, R/G, 2R/G, ...}, {1, R/G + 1, ...}, ...`` (PopART's CommGroup).
+Outputs stay per replica.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from typing import Any
 
 import torch
 
-from .enums import OutputMode
+from .enums import CommGroupType, OutputMode
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,6 +40,8 @@ class Batching:
     replicas: int = 1
     mode: OutputMode = OutputMode.All
     period: int = 1  # keep every period-th iteration's outputs (All: 1, Final: iterations)
+    # The input slice (group) each replica reads: (0, 1, ..., R-1) without input groups.
+    replica_slices: tuple[int, ...] = (0,)
 
     @staticmethod
     def from_options(options: Any) -> Batching:
@@ -47,17 +56,22 @@ class Batching:
             raise ValueError(
                 f"poptorch: outputMode(OutputMode.EveryN, {period}) needs deviceIterations "
                 f"({d}) to be a multiple of the output return period ({period})")
-        return Batching(d, r, mode, period)
+        return Batching(d, r, mode, period, replica_slices(options))
+
+    @property
+    def slices(self) -> int:
+        """Distinct input slices per iteration: one per replica, or per input group."""
+        return max(self.replica_slices) + 1
 
     @property
     def factor(self) -> int:
-        """How many micro-batches one call's batch holds."""
-        return self.iterations * self.replicas
+        """How many micro-batches one call's input batch holds."""
+        return self.iterations * self.slices
 
     @property
     def looped(self) -> bool:
         """Whether the program has the device-iteration loop (and batched inputs)."""
-        return self.factor > 1
+        return self.iterations * self.replicas > 1
 
     @property
     def kept(self) -> int:
@@ -84,11 +98,13 @@ class Batching:
                     f"and replicationFactor({self.replicas}) every input is split into "
                     f"{self.factor} micro-batches along dimension 0")
             if t.shape[0] % self.factor != 0:
+                grouped = "" if self.slices == self.replicas else \
+                    f" / input group size({self.replicas // self.slices})"
                 raise ValueError(
                     f"Invalid batch dimension: In the input {name}, the batch dimension "
                     f"({t.shape[0]}) must be a multiple of Options().deviceIterations"
-                    f"({self.iterations}) * Options().replicationFactor({self.replicas}) = "
-                    f"{self.factor}")
+                    f"({self.iterations}) * Options().replicationFactor({self.replicas})"
+                    f"{grouped} = {self.factor}")
 
     def micro_batch(self, x: Any) -> Any:
         """The first micro-batch of a call's tensor (what the model is traced with)."""
@@ -102,9 +118,18 @@ class Batching:
             return shape
         return (shape[0] * self.factor, *shape[1:])
 
+    def input_slices(self, x: torch.Tensor) -> torch.Tensor:
+        """[D * S * b, ...] -> [D, S, b, ...]: a call's input per iteration and slice
+        (a view of a contiguous input; S is the number of replicas or input groups)."""
+        return x.reshape(self.iterations, self.slices, -1, *x.shape[1:])
+
     def split_input(self, x: torch.Tensor) -> torch.Tensor:
-        """[D * R * b, ...] -> [D, R, b, ...] (a view of the contiguous input)."""
-        return x.reshape(self.iterations, self.replicas, -1, *x.shape[1:])
+        """[D * S * b, ...] -> [D, R, b, ...]: what the program reads, replica r's slice
+        at [:, r] (a view without input groups, a copy with them)."""
+        per_slice = self.input_slices(x)
+        if self.slices == self.replicas:
+            return per_slice
+        return per_slice.index_select(1, torch.tensor(self.replica_slices))
 
     # ---- outputs
     def result_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -125,6 +150,22 @@ class Batching:
         if len(shape) == 0:
             return stacked.reshape((n,) if n > 1 else ())
         return stacked.reshape(n * shape[0], *shape[1:])
+
+
+def replica_slices(options: Any) -> tuple[int, ...]:
+    """The input slice each replica reads under ``options.inputReplicaGrouping``."""
+    r = options.replication_factor
+    size = options._values["input_group_size"]
+    if not size or size == 1:
+        return tuple(range(r))
+    if r % size != 0:
+        raise ValueError(
+            f"poptorch: inputReplicaGrouping({size}, ...) needs replicationFactor ({r}) to be a "
+            f"multiple of the input group size ({size})")
+    groups = r // size
+    if options._values["input_group_type"] == CommGroupType.Orthogonal:
+        return tuple(rep % groups for rep in range(r))
+    return tuple(rep // size for rep in range(r))  # Consecutive
 
 
 def micro_batch_call(batching: Batching, args: Sequence[Any],

@@ -6,6 +6,13 @@ is exactly one call of a model compiled with the same options (see
 ``_batching``). ``Training.gradientAccumulation`` is not applied: inference
 models do not accumulate (the option is reported as not applicable).
 
+With ``inputReplicaGrouping`` a combined batch holds ``deviceIterations x
+replicationFactor / input_group_size`` micro-batches. With several processes
+(``Options.Distributed``) and ``auto_distributed_partitioning`` (the default),
+process ``p`` of ``n`` reads the samples ``p, p + n, p + 2n, ...`` of a map-style
+dataset, the same number in every process (the last ``len % n`` samples are
+left out); an iterable dataset must partition itself.
+
 ``AsynchronousDataAccessor`` loads the next batches on a background thread
 while the model runs; ``DataLoaderMode.Async`` and ``AsyncRebatched`` wrap the
 loader in one when it is iterated.
@@ -20,6 +27,7 @@ from typing import Any
 
 import torch
 
+from ._batching import Batching
 from .enums import DataLoaderMode
 from .options import Options
 
@@ -43,10 +51,16 @@ class DataLoader(torch.utils.data.DataLoader):
         self._mode = mode
         self._async_options = dict(async_options or {})
         self.batch_size_per_micro_batch = batch_size
-        self.combined_batch_size = batch_size * options.device_iterations * options.replication_factor
+        self.combined_batch_size = batch_size * Batching.from_options(options).factor
         if persistent_workers is None:
             persistent_workers = num_workers > 0
-        del auto_distributed_partitioning, rebatched_worker_size  # one process, no rebatching
+        del rebatched_worker_size  # workers hand out whole combined batches
+        processes = options.Distributed.numProcesses
+        if auto_distributed_partitioning and processes > 1 \
+                and not isinstance(dataset, torch.utils.data.IterableDataset):
+            pid = options.Distributed.processId
+            share = len(dataset) // processes
+            dataset = torch.utils.data.Subset(dataset, range(pid, share * processes, processes))
         super().__init__(dataset, batch_size=self.combined_batch_size, shuffle=shuffle,
                          num_workers=num_workers, drop_last=drop_last,
                          persistent_workers=persistent_workers, **kwargs)

@@ -56,16 +56,12 @@ def _not_yet(reason: str) -> NotInEffect:
 # only warns for some values, the setter decides which; the reason lives here.
 NOT_IN_EFFECT: dict[str, NotInEffect] = {
     # -- top level
-    "inputReplicaGrouping": _not_yet("replica groups are not implemented yet; every replica "
-                                     "receives its own slice of the batch"),
     "PipelinedExecution": _not_yet("the pipeline stages run one after another for each "
                                    "micro-batch on this device, without overlapping micro-batches "
                                    "across stages; the results are identical"),
     "SerialPhasedExecution.tensorsLiveness": _na(_HOST_MEMORY),
     "ParallelPhasedExecution.tensorsLiveness": _na(_HOST_MEMORY),
     "useSeparateBackwardPhase": _na(_TRAINING_ONLY),
-    "updatableNamedBuffers": _not_yet("copying named buffers to a compiled model is not implemented "
-                                      "yet; buffers are the module's own tensors"),
     "autoRoundNumIPUs": _na("there is one host-CPU device and no IPU count to round up"),
     "setAvailableMemoryProportion": _na("there is no per-IPU tile memory to budget; the compiler "
                                         "tiles contractions for the host CPU's caches"),
@@ -115,10 +111,6 @@ NOT_IN_EFFECT: dict[str, NotInEffect] = {
     "TensorLocations.setActivationLocation": _na(_HOST_MEMORY),
     "TensorLocations.numIOTiles": _na(_HOST_MEMORY),
     # -- Distributed
-    "Distributed.configureProcessId": _not_yet("multi-process execution is not implemented yet; "
-                                               "each process compiles and runs its own model"),
-    "Distributed.setEnvVarNames": _not_yet("multi-process execution is not implemented yet; each "
-                                           "process compiles and runs its own model"),
     "Distributed.disableAllReduce": _na(_TRAINING_ONLY),
     # -- Jit
     "Jit.traceModel": _na("models are always captured by dispatch tracing; torch.jit.trace is not "

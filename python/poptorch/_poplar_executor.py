@@ -49,6 +49,7 @@ class PoplarExecutor:
             self._user_model.eval()
         # The model is traced for one micro-batch: a call's batch holds
         # deviceIterations x replicationFactor of them (see _batching).
+        self._check_named_buffers(self._options._values["updatable_named_buffers"])
         micro_args, micro_kwargs = micro_batch_call(Batching.from_options(self._options),
                                                     args, kwargs)
         graph = trace(self._user_model, *micro_args,
@@ -83,6 +84,24 @@ class PoplarExecutor:
     def copyWeightsToDevice(self) -> None:  # noqa: N802
         if self._executable is not None:
             self._executable.copy_weights_to_device()
+
+    def copyNamedBuffersToDevice(self) -> None:  # noqa: N802
+        """Uploads only the buffers named by ``Options.updatableNamedBuffers`` (PopTorch's
+        cheaper alternative to ``copyWeightsToDevice`` when only those buffers changed)."""
+        names = self._options._values["updatable_named_buffers"]
+        if not names:
+            raise RuntimeError("poptorch: copyNamedBuffersToDevice() needs the buffers to be "
+                               "listed first with poptorch.Options().updatableNamedBuffers([...])")
+        self._check_named_buffers(names)
+        if self._executable is not None:
+            self._executable.copy_named_buffers_to_device(names)
+
+    def _check_named_buffers(self, names: list[str]) -> None:
+        known = dict(self._user_model.named_buffers())
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise ValueError(f"poptorch: Options().updatableNamedBuffers lists {unknown}, which "
+                             f"the model has no buffers named; its buffers are {sorted(known)}")
 
     def copyWeightsToHost(self) -> None:  # noqa: N802
         if self._executable is not None:

@@ -474,6 +474,19 @@ class Executable:
             [t.clone() for t in self._device_state] for _ in range(self.batching.replicas - 1)]
         self._make_call_plan()
 
+    def copy_named_buffers_to_device(self, names: Sequence[str]) -> None:
+        """Uploads only these buffers of the host model (in place: the program and every
+        replica read the new values from the next call on)."""
+        with torch.no_grad():
+            n_params = len(self.graph.parameters)
+            perms = self._state_permutations()
+            for i, (name, host) in enumerate(self.graph.buffers, n_params):
+                if name not in names:
+                    continue
+                new = host.detach().permute(perms[i]) if perms[i] else host.detach()
+                for state in (self._device_state, *self._replica_state):
+                    state[i].copy_(new)
+
     def _make_call_plan(self) -> None:
         """The common call (positional tensors, one micro-batch, no writes, no random
         state) runs through ``_C.CallPlan``: input checks, output allocation and the
@@ -609,10 +622,12 @@ class Executable:
                 if arg < n_inputs:  # the caller's input: each replica wrote its slices
                     target = user_inputs[arg]
                     if batching.looped:
-                        view = batching.split_input(target) if target.is_contiguous() \
-                            else target.unflatten(0, (batching.iterations, batching.replicas, -1))
-                        for r, new in enumerate(updates):
-                            view[:, r].copy_(new[k][:, r])
+                        view = batching.input_slices(target) if target.is_contiguous() \
+                            else target.unflatten(0, (batching.iterations, batching.slices, -1))
+                        # Replicas of an input group wrote the same slice: keep the first's.
+                        first = {s: r for r, s in reversed(list(enumerate(batching.replica_slices)))}
+                        for s, r in first.items():
+                            view[:, s].copy_(updates[r][k][:, r])
                     else:
                         target.copy_(updates[0][k])
                     continue

@@ -265,7 +265,10 @@ class _DistributedOptions(_OptionGroup):
     """Multi-process execution (``opts.Distributed``).
 
     Like PopTorch, the process id and count start from the OpenMPI variables
-    ``OMPI_COMM_WORLD_RANK`` / ``OMPI_COMM_WORLD_SIZE`` when they are set.
+    ``OMPI_COMM_WORLD_RANK`` / ``OMPI_COMM_WORLD_SIZE`` when they are set. Each
+    process compiles and runs its own model (inference needs no communication
+    between processes), and ``poptorch.DataLoader`` gives each process its own
+    share of the dataset (``auto_distributed_partitioning``).
     """
 
     _name = "Distributed"
@@ -280,7 +283,7 @@ class _DistributedOptions(_OptionGroup):
         num = expect_int(f"{option} (num_processes)", num_processes, minimum=1)
         pid = expect_int(f"{option} (process_id)", process_id, minimum=0, maximum=num - 1)
         self._values["distributed_process_id"] = pid
-        return self._set(method, "num_distributed_processes", num, in_effect=num == 1)
+        return self._set(method, "num_distributed_processes", num, in_effect=True)
 
     def configureProcessId(self, process_id: int, num_processes: int) -> _DistributedOptions:
         return self._configure("configureProcessId", process_id, num_processes)
@@ -473,12 +476,14 @@ class Options(_OptionGroup):
         return self._set("replicationFactor", "replication_factor", value, in_effect=True)
 
     def inputReplicaGrouping(self, input_group_size: int, input_group_type: CommGroupType) -> Options:
-        """Replicas in a group of ``input_group_size`` receive the same input slice."""
+        """Replicas in a group of ``input_group_size`` receive the same input slice, so a
+        call's batch holds ``deviceIterations * replicationFactor / input_group_size``
+        micro-batches (see ``poptorch._batching`` for the groups of each type)."""
         size = expect_int("inputReplicaGrouping (input_group_size)", input_group_size, minimum=1)
         group_type = expect_enum("inputReplicaGrouping (input_group_type)", input_group_type,
                                  CommGroupType, (CommGroupType.Consecutive, CommGroupType.Orthogonal))
         self._values["input_group_type"] = group_type
-        return self._set("inputReplicaGrouping", "input_group_size", size, in_effect=False)
+        return self._set("inputReplicaGrouping", "input_group_size", size, in_effect=True)
 
     def autoRoundNumIPUs(self, auto_round_num_ipus: bool = True) -> Options:
         value = expect_bool("autoRoundNumIPUs", auto_round_num_ipus)
@@ -681,9 +686,11 @@ class Options(_OptionGroup):
         return self._set("broadcastBuffers", "broadcast_buffers", value, in_effect=True)
 
     def updatableNamedBuffers(self, buffers: list[str]) -> Options:
+        """The model buffers that ``copyNamedBuffersToDevice()`` uploads (alone, without
+        the other weights and buffers that ``copyWeightsToDevice()`` uploads)."""
         names = expect_str_list("updatableNamedBuffers", buffers)
         return self._set("updatableNamedBuffers", "updatable_named_buffers", names,
-                         in_effect=not names)
+                         in_effect=True)
 
     def relaxOptimizerAttributesChecks(self, relax: bool = True) -> Options:
         value = expect_bool("relaxOptimizerAttributesChecks", relax)
