@@ -70,4 +70,5 @@ BENCH_PKGS := onnxruntime==1.31.1 onnx==1.23.2 matplotlib==3.11.2
 bench: build
 	$(PY) -m pip install -q --disable-pip-version-check $(BENCH_PKGS)
 	$(PY) benchmarks/micro.py --json benchmarks/micro.json
+	$(PY) benchmarks/lifecycle.py --json benchmarks/lifecycle.json
 	$(PY) benchmarks/suite.py --json benchmarks/results.json --plot benchmarks/ratios.png
