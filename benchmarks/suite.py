@@ -247,6 +247,26 @@ def print_table(rows: list[dict], backends: list[str]) -> None:
                   f"min {min(ratios):.2f}")
 
 
+def print_markdown(rows: list[dict], backends: list[str]) -> None:
+    """The results as the Markdown table of docs/performance.md."""
+    others = [b for b in backends if b != "eager"]
+    print("\n| model | batch | eager ms | " + " | ".join(
+        f"{b} ms (x eager) | {b} cold / warm s" for b in others) + " |")
+    print("|---|---|---|" + "---|---|" * len(others))
+    for r in rows:
+        cells = [r["model"], str(r["batch"]), f"{r['eager']['median_ms']:.2f}"]
+        for b in others:
+            e = r.get(b, {})
+            if "median_ms" not in e:
+                cells += [e.get("error", "failed")[:60], "-"]
+                continue
+            cells.append(f"{e['median_ms']:.2f} ({e['speedup_vs_eager']:.2f}x)")
+            cold, warm = e.get("cold_compile_s"), e.get("warm_compile_s")
+            cells.append(f"{cold:.1f} / {warm:.1f}" if cold is not None and warm is not None
+                         else "-")
+        print("| " + " | ".join(cells) + " |")
+
+
 def _fmt(v: float | None, digits: int = 2, sci: bool = False) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return f"{'-':>8}" if not sci else f"{'-':>9}"
@@ -292,17 +312,21 @@ def main() -> None:
         return
     torch.set_num_threads(THREADS)
     backends = ["eager", *[b for b in args.backends.split(",") if b != "eager"]]
+    meta = {"torch": torch.__version__, "threads": THREADS, "quick": args.quick,
+            "repeats": args.repeats, "cpu": _cpu_name()}
     rows = []
     for name in args.models.split(","):
         for batch in (int(b) for b in args.batches.split(",")):
             print(f"benchmarking {name} batch {batch} ...", file=sys.stderr, flush=True)
+            start = time.perf_counter()
             rows.append(bench(name, batch, backends, args.repeats, args.quick))
+            rows[-1]["bench_s"] = time.perf_counter() - start
+            if args.json:  # after every row: an interrupted run keeps what it measured
+                with open(args.json, "w") as f:
+                    json.dump({"meta": meta, "rows": rows}, f, indent=2)
     print_table(rows, backends)
-    meta = {"torch": torch.__version__, "threads": THREADS, "quick": args.quick,
-            "repeats": args.repeats, "cpu": _cpu_name()}
+    print_markdown(rows, backends)
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"meta": meta, "rows": rows}, f, indent=2)
         print(f"results: {args.json}")
     if args.plot and importlib.util.find_spec("matplotlib"):
         plot(rows, backends, args.plot)
