@@ -219,7 +219,7 @@ SETTERS: list[Case] = [
     ("enableStochasticRounding=True", lambda o: o.Precision.enableStochasticRounding(True),
      "Precision", ("Precision", "stochastic_rounding"), True, "Precision.enableStochasticRounding"),
     ("setPartialsType=float", lambda o: o.Precision.setPartialsType(torch.float), "Precision",
-     ("Precision", "partials_type"), "float", "Precision.setPartialsType"),
+     ("Precision", "partials_type"), "float", None),
     ("setPartialsType=half", lambda o: o.Precision.setPartialsType(torch.half), "Precision",
      ("Precision", "partials_type"), "half", "Precision.setPartialsType"),
     ("halfFloatCasting=HalfUpcastToFloat",

@@ -90,8 +90,9 @@ NOT_IN_EFFECT: dict[str, NotInEffect] = {
     "maxRepeatLogs": _na("poptorch's logger does not suppress repeated messages"),
     # -- Precision
     "Precision.enableStochasticRounding": _na("the host CPU backend rounds to nearest"),
-    "Precision.setPartialsType": _na("the lowering chooses the accumulator type of matmuls and "
-                                     "convolutions; it cannot be selected"),
+    "Precision.setPartialsType": _na("matmuls and convolutions of float16/bfloat16 tensors "
+                                     "accumulate in float32 on this device, as PyTorch's CPU "
+                                     "kernels do; half partials cannot be selected"),
     "Precision.halfFloatCasting": _na("dispatch tracing always follows PyTorch's type promotion "
                                       "(HalfUpcastToFloat)"),
     "Precision.runningStatisticsAlwaysFloat": _na("running statistics are used in the dtype the "

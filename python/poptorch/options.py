@@ -105,7 +105,8 @@ class _PrecisionOptions(_OptionGroup):
         names = {torch.float32: "float", torch.float16: "half"}
         if dtype not in names:
             raise ValueError(f"poptorch: {option} expects torch.float or torch.half, got {dtype}")
-        return self._set("setPartialsType", "partials_type", names[dtype], in_effect=False)
+        return self._set("setPartialsType", "partials_type", names[dtype],
+                         in_effect=dtype == torch.float32)
 
     def halfFloatCasting(self, half_float_casting: HalfFloatCastingBehavior) -> _PrecisionOptions:
         value = expect_enum(self._option("halfFloatCasting"), half_float_casting,

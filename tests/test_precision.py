@@ -1,0 +1,113 @@
+"""Half precision: models converted with ``model.half()`` / ``bfloat16()``, mixed-precision
+inputs, and accumulation as accurate as eager PyTorch's CPU kernels.
+
+The accuracy tests compare both eager and poptorch against a float64 evaluation of the same
+half-precision weights and inputs: poptorch must be about as close to it as eager is (its
+rounding differs in the last bits, so the outputs are not compared bit for bit)."""
+
+from __future__ import annotations
+
+import copy
+import os
+import sys
+
+import pytest
+import torch
+
+import poptorch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+from models import QUICK  # noqa: E402
+
+
+def _error(out: torch.Tensor, exact: torch.Tensor) -> float:
+    return (out.double() - exact).abs().max().item()
+
+
+def assert_as_accurate_as_eager(fn: torch.nn.Module, exact_fn: torch.nn.Module,
+                                args: tuple, exact_args: tuple, slack: float = 2.0) -> None:
+    with torch.no_grad():
+        exact = exact_fn(*exact_args)
+        eager = fn(*args)
+    out = poptorch.inferenceModel(fn)(*args)
+    assert out.dtype == eager.dtype and out.shape == eager.shape
+    scale = exact.abs().max().item()
+    # poptorch's error against the exact result is within `slack` times eager's own,
+    # plus a couple of units in the last place of the output's magnitude.
+    ulp = torch.finfo(eager.dtype).eps * max(scale, 1.0)
+    assert _error(out, exact) <= slack * _error(eager, exact) + 2 * ulp, (
+        f"poptorch error {_error(out, exact):.3g}, eager error {_error(eager, exact):.3g}")
+
+
+class MatMul(torch.nn.Module):
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return a @ b
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("k", [64, 768, 4096])
+@pytest.mark.parametrize("batched", [False, True])
+def test_matmul_accumulates_like_eager(dtype: torch.dtype, k: int, batched: bool) -> None:
+    """f16/bf16 products accumulate in f32 (accumulating in f16 was 20-50x less accurate)."""
+    torch.manual_seed(0)
+    lead = (3,) if batched else ()
+    a, b = torch.randn(*lead, 16, k).to(dtype), torch.randn(*lead, k, 24).to(dtype)
+    assert_as_accurate_as_eager(MatMul(), MatMul(), (a, b), (a.double(), b.double()))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_linear_and_conv_accumulate_like_eager(dtype: torch.dtype) -> None:
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(2048, 32).eval()
+    x = torch.randn(8, 2048)
+    assert_as_accurate_as_eager(copy.deepcopy(lin).to(dtype), lin.double(), (x.to(dtype),),
+                                (x.double(),))
+    conv = torch.nn.Conv2d(128, 16, 3, padding=1).eval()
+    x = torch.randn(1, 128, 6, 6)
+    assert_as_accurate_as_eager(copy.deepcopy(conv).to(dtype), conv.double(), (x.to(dtype),),
+                                (x.double(),))
+
+
+@pytest.mark.parametrize("name", sorted(QUICK))
+def test_half_models(name: str) -> None:
+    """``model.half()`` runs, with the same output dtype as eager and eager-like accuracy."""
+    torch.manual_seed(0)
+    model, make_input = QUICK[name]()
+    inputs = make_input(2)
+    exact_model = model.eval().double()
+    exact_inputs = tuple(x.double() if x.is_floating_point() else x for x in inputs)
+    half = copy.deepcopy(exact_model).half()
+    half_inputs = tuple(x.half() if x.is_floating_point() else x for x in inputs)
+    assert_as_accurate_as_eager(half, exact_model, half_inputs, exact_inputs, slack=3.0)
+
+
+class Mixed(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 8).half()
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> tuple:
+        h = self.lin(a)                      # f16 weights, f16 input
+        s = h + b                            # f16 + f32 -> f32 (type promotion)
+        t = a * c                            # f16 * bf16 -> f32
+        return s, t, h.float().softmax(-1), (b.half() * 3).sum(-1)
+
+
+def test_mixed_precision_inputs_follow_type_promotion() -> None:
+    torch.manual_seed(0)
+    model = Mixed().eval()
+    args = (torch.randn(4, 8).half(), torch.randn(4, 8), torch.randn(4, 8).bfloat16())
+    with torch.no_grad():
+        expected = model(*args)
+    got = poptorch.inferenceModel(model)(*args)
+    for g, e in zip(got, expected, strict=True):
+        assert g.dtype == e.dtype
+        torch.testing.assert_close(g, e, atol=2e-3, rtol=2e-3)
+
+
+def test_set_partials_type_half_warns() -> None:
+    from poptorch import _options_impl
+
+    _options_impl.reset_warnings()
+    with pytest.warns(UserWarning, match=r"Precision.setPartialsType .* accumulate in float32"):
+        poptorch.Options().Precision.setPartialsType(torch.half)
