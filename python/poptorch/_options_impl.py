@@ -58,9 +58,6 @@ NOT_IN_EFFECT: dict[str, NotInEffect] = {
     # -- top level
     "inputReplicaGrouping": _not_yet("replica groups are not implemented yet; every replica "
                                      "receives its own slice of the batch"),
-    "PipelinedExecution": _not_yet("the pipeline stages run one after another for each "
-                                   "micro-batch on this device, without overlapping micro-batches "
-                                   "across stages; the results are identical"),
     "SerialPhasedExecution.tensorsLiveness": _na(_HOST_MEMORY),
     "ParallelPhasedExecution.tensorsLiveness": _na(_HOST_MEMORY),
     "useSeparateBackwardPhase": _na(_TRAINING_ONLY),
