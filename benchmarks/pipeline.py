@@ -5,7 +5,9 @@ IPUs 0 and 1), deviceIterations 16, micro-batches of 1..8 rows. Each stage's
 matmuls are below min-parallel-cost (kMinParallelCost in Pipeline.cpp), so a
 stage runs on one core; overlapping micro-batches across the stages can use
 both. Both executables are compiled from the same model and called in turn
-(`--repeats` calls each); the medians and the speed-up are printed.
+(`--repeats` calls each); the medians, the speed-up and the process CPU time
+over wall time of each schedule (about 1 for one busy thread, up to 2 when both
+stages really run at once) are printed. The machine is shared: repeat.
 
     python benchmarks/pipeline.py [--repeats 30] [--batches 1,4,8] [--stages 2]
 """
@@ -61,20 +63,27 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=16)
     args = parser.parse_args()
     model = MLP(args.stages).eval()
-    print(f"{'batch':>5} {'sequential ms':>14} {'overlapped ms':>14} {'speed-up':>9}")
+    print(f"{'batch':>5} {'sequential ms':>14} {'overlapped ms':>14} {'speed-up':>9} "
+          f"{'cpu/wall':>9} {'cpu/wall':>9}")
     for batch in (int(b) for b in args.batches.split(",")):
         x = torch.randn(args.iterations * batch, 1024)
         seq = compiled(model, x, args.iterations, pipelined=False)
         ovl = compiled(model, x, args.iterations, pipelined=True)
         torch.testing.assert_close(ovl(x), seq(x))
         times: dict[str, list[float]] = {"seq": [], "ovl": []}
+        cpu = {"seq": 0.0, "ovl": 0.0}
         for _ in range(args.repeats):
             for name, ex in (("seq", seq), ("ovl", ovl)):
-                t = time.perf_counter()
+                c, t = time.process_time(), time.perf_counter()
                 ex(x)
                 times[name].append(time.perf_counter() - t)
+                cpu[name] += time.process_time() - c
         s, o = (statistics.median(times[k]) * 1e3 for k in ("seq", "ovl"))
-        print(f"{batch:>5} {s:>14.3f} {o:>14.3f} {s / o:>8.2f}x", flush=True)
+        # CPU time over wall time: about 1 for one busy thread, up to 2 when
+        # the stages really run at the same time on two cores.
+        busy = {k: cpu[k] / sum(times[k]) for k in cpu}
+        print(f"{batch:>5} {s:>14.3f} {o:>14.3f} {s / o:>8.2f}x "
+              f"{busy['seq']:>9.2f} {busy['ovl']:>9.2f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -211,3 +211,26 @@ def test_sharded_and_single_stage_models_are_not_outlined() -> None:
     torch.testing.assert_close(executor(x), eager(model, x, 2, OutputMode.All))
     assert "poptorch.pipeline" not in schedule(executor)
     assert "outline-stages" not in dict(executor.executable.stages)
+
+
+def test_stage_with_parallel_ops_falls_back_with_a_warning() -> None:
+    # 256 x 1024 x 1024 = 2^28 (min-parallel-cost): the matmul is split over
+    # every core on its own, so the stages do not overlap.
+    model = Stages(2, width=1024)
+    x = torch.randn(2 * 256, 1024)
+    executor, out, caught = compile_run(model, x, 2)
+    assert "sequential: stage 0 has ops large enough to use every core" in schedule(executor)
+    assert any("PipelinedExecution" in c and "every core" in c for c in caught)
+    torch.testing.assert_close(out, eager(model, x, 2, OutputMode.All))
+
+
+def test_exported_pipelined_model_keeps_the_schedule(tmp_path) -> None:
+    model = Stages(2)
+    x = torch.randn(3 * 2, 8)
+    opts = poptorch.Options().deviceIterations(3)
+    executor = poptorch.inferenceModel(copy.deepcopy(model).eval(), opts)
+    executor.compileAndExport(str(tmp_path / "m.poptorch"), x)
+    loaded = poptorch.inferenceModel(copy.deepcopy(model).eval(), opts)
+    loaded.loadExecutable(str(tmp_path / "m.poptorch"))
+    assert loaded.executable.pipelined
+    torch.testing.assert_close(loaded(x), eager(model, x, 3, OutputMode.All))

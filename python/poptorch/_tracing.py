@@ -201,6 +201,7 @@ class TracedGraph:
                                 broadcast_buffers=options._values["broadcast_buffers"],
                                 random_seed=options.random_seed)
         executable.load_seconds = time.perf_counter() - start
+        executable.pipelined = pipelined
         _debug.after_compile(executable, dump_dir)
         return executable
 
@@ -399,6 +400,7 @@ class Executable:
         self.batching = batching or Batching()
         self._broadcast = broadcast_buffers or self.batching.replicas == 1
         self.load_seconds = 0.0
+        self.pipelined = False  # compiled with overlapped pipeline stages asked for
         self.first_run_seconds: float | None = None
         # time.perf_counter() of the last call: inputs requested, inputs copied
         # to program buffers, program finished, outputs handed back.

@@ -119,7 +119,8 @@ struct DeviceIterationsPass
   }
 
   /// Why the stages cannot overlap (empty: they can).
-  std::string whySequential(func::FuncOp main, MutableArrayRef<func::CallOp> calls) {
+  std::string whySequential(func::FuncOp main,
+                            MutableArrayRef<func::CallOp> calls) {
     if (iterations < int64_t(calls.size()))
       return "deviceIterations (" + std::to_string(iterations) +
              ") is less than the number of stages (" +
@@ -156,9 +157,8 @@ struct DeviceIterationsPass
             llvm::is_contained(call.getOperands(), main.getArgument(arg)))
           return "the buffer " + argName(main, arg) + " is read by stage " +
                  std::to_string(k) + " and written by stage " +
-                 std::to_string(
-                     llvm::find(calls, cast<func::CallOp>(writer)) -
-                     calls.begin());
+                 std::to_string(llvm::find(calls, cast<func::CallOp>(writer)) -
+                                calls.begin());
     }
     return "";
   }
@@ -222,11 +222,11 @@ struct DeviceIterationsPass
       auto before = handed;
       SmallVector<std::pair<func::CallOp, Value>> made; // call, micro-batch
       for (int64_t k = lo; k <= hi; ++k) {
-        Value m = k == 0 ? t
-                         : arith::SubIOp::create(
-                               sb, loc, t,
-                               arith::ConstantIndexOp::create(sb, loc, k))
-                               .getResult();
+        Value m =
+            k == 0 ? t
+                   : arith::SubIOp::create(
+                         sb, loc, t, arith::ConstantIndexOp::create(sb, loc, k))
+                         .getResult();
         SmallVector<Value> operands;
         for (Value o : calls[k].getOperands()) {
           if (auto arg = dyn_cast<BlockArgument>(o)) {
@@ -416,9 +416,8 @@ struct DeviceIterationsPass
       if (sum) {
         // In place into the accumulator: bufferization wants each yielded
         // value equivalent to its iter_arg.
-        return Value(
-            linalg::AddOp::create(ib, loc, ValueRange{acc, out}, acc)
-                .getResult(0));
+        return Value(linalg::AddOp::create(ib, loc, ValueRange{acc, out}, acc)
+                         .getResult(0));
       }
       auto insertAt = [&](OpBuilder &ob, Value pos) {
         auto outType = cast<RankedTensorType>(out.getType());
@@ -485,8 +484,7 @@ struct DeviceIterationsPass
       for (auto [r, arg] : updates) {
         Value update = map.lookupOrDefault(ret.getOperand(r));
         if (isInput(old, arg)) {
-          auto microBatch =
-              cast<RankedTensorType>(old.getArgumentTypes()[arg]);
+          auto microBatch = cast<RankedTensorType>(old.getArgumentTypes()[arg]);
           SmallVector<OpFoldResult> offsets, sizes, strides;
           sliceOf(b, microBatch, iv, replica, offsets, sizes, strides);
           update = tensor::InsertSliceOp::create(b, loc, update,

@@ -149,9 +149,9 @@ struct OutlineStagesPass
         resultTypes.push_back(v.getType());
       for (unsigned j : resultsOf[k])
         resultTypes.push_back(ret.getOperand(j).getType());
-      auto fn = func::FuncOp::create(
-          b, main.getLoc(), ("main_stage" + Twine(k)).str(),
-          b.getFunctionType(argTypes, resultTypes));
+      auto fn = func::FuncOp::create(b, main.getLoc(),
+                                     ("main_stage" + Twine(k)).str(),
+                                     b.getFunctionType(argTypes, resultTypes));
       fn.setPrivate();
       fn->setAttr(kPipelineStage, b.getI64IntegerAttr(k));
       for (auto [n, j] : llvm::enumerate(resultsOf[k]))
@@ -194,8 +194,8 @@ struct OutlineStagesPass
         newResults[j] = call.getResult(handedOn[k].size() + n);
     }
     ret->setOperands(newResults);
-    for (Operation &op : llvm::make_early_inc_range(
-             llvm::reverse(body.getOperations()))) {
+    for (Operation &op :
+         llvm::make_early_inc_range(llvm::reverse(body.getOperations()))) {
       if (isa<func::CallOp, func::ReturnOp>(op))
         continue;
       op.dropAllUses();
