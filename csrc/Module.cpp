@@ -162,7 +162,8 @@ PYBIND11_MODULE(_C, m) {
           "compile",
           [](const std::string &text, const std::string &dumpDir,
              const std::string &deviceLoop, const std::string &cachePath,
-             const std::string &cacheKey, bool snapshotPasses, int optLevel) {
+             const std::string &cacheKey, bool snapshotPasses, int optLevel,
+             bool pipelineStages) {
             poptorch_bridge::CompileOptions o;
             o.dumpDir = dumpDir;
             o.deviceLoop = deviceLoop;
@@ -170,6 +171,7 @@ PYBIND11_MODULE(_C, m) {
             o.cacheKey = cacheKey;
             o.snapshotPasses = snapshotPasses;
             o.optLevel = optLevel;
+            o.pipelineStages = pipelineStages;
             std::unique_ptr<Program> p;
             {
               py::gil_scoped_release release;
@@ -180,7 +182,7 @@ PYBIND11_MODULE(_C, m) {
           py::arg("module_text"), py::arg("dump_dir") = "",
           py::arg("device_loop") = "", py::arg("cache_path") = "",
           py::arg("cache_key") = "", py::arg("snapshot_passes") = false,
-          py::arg("opt_level") = 3)
+          py::arg("opt_level") = 3, py::arg("pipeline_stages") = false)
       .def("run",
            [](Program &p, const std::vector<at::Tensor> &inputs,
               const std::vector<at::Tensor> &outputs) {

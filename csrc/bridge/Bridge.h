@@ -125,6 +125,9 @@ struct CompileOptions {
   /// "device-loop" (the poptorch-device-iterations pass with its options);
   /// empty: none.
   std::string deviceLoop;
+  /// PipelinedExecution: poptorch-outline-stages runs first (stage
+  /// "outline-stages"), so that deviceLoop's pass can overlap the stages.
+  bool pipelineStages = false;
   /// Executable cache (Options.enableExecutableCaching): the entry's file and
   /// the key it must record. A valid entry is loaded instead of compiling; a
   /// missing, stale or damaged one is (re)written after compiling.

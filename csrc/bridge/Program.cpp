@@ -411,6 +411,9 @@ bool readCacheEntry(const CompileOptions &o, std::string &object,
 std::vector<std::pair<std::string, std::string>>
 stagesFor(const CompileOptions &options) {
   std::vector<std::pair<std::string, std::string>> stages;
+  if (options.pipelineStages)
+    stages.emplace_back("outline-stages",
+                        "builtin.module(poptorch-outline-stages)");
   for (auto &stage : poptorch::getCompilePipelineStages()) {
     stages.push_back(stage);
     if (stage.first == "tile-and-vectorize" && !options.deviceLoop.empty())

@@ -78,13 +78,18 @@ class Batching:
         """Outputs kept per replica and call."""
         return 1 if self.mode == OutputMode.Sum else self.iterations // self.period
 
-    def device_loop(self) -> str:
-        """The pass that builds the loop, for ``_C.Program.compile``."""
+    def device_loop(self, pipeline: bool = False) -> str:
+        """The pass that builds the loop, for ``_C.Program.compile``.
+
+        ``pipeline``: overlap the stages that ``poptorch-outline-stages``
+        outlined (PipelinedExecution with two or more stages).
+        """
         if not self.looped:
             return ""
         return (f"poptorch-device-iterations{{iterations={self.iterations} "
                 f"replicas={self.replicas} period={self.period} "
-                f"sum={'true' if self.mode == OutputMode.Sum else 'false'}}}")
+                f"sum={'true' if self.mode == OutputMode.Sum else 'false'}"
+                f"{' pipeline=true' if pipeline else ''}}}")
 
     # ---- inputs
     def check_inputs(self, tensors: Sequence[torch.Tensor], names: Sequence[str]) -> None:

@@ -270,10 +270,15 @@ def removeBlocks(module: torch.nn.Module) -> torch.nn.Module:  # noqa: N802
 
 
 def check_placements(placements: list[BlockPlacement], strategy: _ExecutionStrategy,
-                     device_iterations: int, report: Callable[[str], None]) -> None:
-    """PopTorch's checks of a traced model's stages; ``report`` warns about options."""
+                     device_iterations: int) -> bool:
+    """PopTorch's checks of a traced model's stages; whether to pipeline them.
+
+    With ``PipelinedExecution`` and two or more stages the compiler outlines
+    each stage (``poptorch-outline-stages``) and overlaps micro-batches across
+    stages (``poptorch-device-iterations{pipeline=true}``).
+    """
     if not placements:
-        return
+        return False
     name = type(strategy).__name__
     ipus: dict[int, int] = {}
     for p in placements:
@@ -288,4 +293,26 @@ def check_placements(placements: list[BlockPlacement], strategy: _ExecutionStrat
                 f"poptorch.Options().deviceIterations must be greater than or equal to the number "
                 f"of pipeline stages ({len(stages)}) when using poptorch.PipelinedExecution "
                 f"(it is {device_iterations})")
-        report("PipelinedExecution")
+        return True
+    return False
+
+
+def warn_if_sequential(stage_texts: list[tuple[str, str]], model: str) -> None:
+    """Warns when the compiler fell back to running the stages one after another.
+
+    ``poptorch-device-iterations`` records its choice on @main as
+    ``poptorch.pipeline = "overlapped"`` or ``"sequential: <why>"``.
+    """
+    import re
+    import warnings
+
+    from ._options_impl import _user_stacklevel
+
+    for name, text in stage_texts:
+        if name != "device-loop":
+            continue
+        m = re.search(r'poptorch\.pipeline = "sequential: ([^"]*)"', text)
+        if m:
+            warnings.warn(f"poptorch: PipelinedExecution: the pipeline stages of {model} run one "
+                          f"after another for each micro-batch (results are the same): {m.group(1)}",
+                          UserWarning, stacklevel=_user_stacklevel())

@@ -41,15 +41,19 @@ def export(executor: Any, path: str | os.PathLike[str], export_model: bool = Tru
     with tempfile.TemporaryDirectory() as private_dir:
         opts = options.clone()
         opts._values["executable_cache_dir"] = cache_dir or private_dir
-        entry_path, key = _cache_entry(opts, graph.mlir, batching.device_loop())
+        pipelined = exe.pipelined
+        device_loop = batching.device_loop(pipelined)
+        entry_path, key = _cache_entry(opts, graph.mlir, device_loop)
         if not os.path.isfile(entry_path):
             # Compile into the private cache (the program writes the entry).
-            _C.Program.compile(graph.mlir, "", batching.device_loop(), entry_path, key)
+            _C.Program.compile(graph.mlir, "", device_loop, entry_path, key,
+                               pipeline_stages=pipelined)
         with open(entry_path, "rb") as f:
             entry = f.read()
     blob = {
         "format": FORMAT,
         "key": key,
+        "pipelined": pipelined,
         "entry": entry,
         "graph": {name: getattr(graph, name) for name in _GRAPH_FIELDS},
         "parameters": [name for name, _ in graph.parameters],
@@ -90,14 +94,19 @@ def executable_for(blob: dict[str, Any], model: torch.nn.Module, options: Any) -
     with tempfile.TemporaryDirectory() as cache_dir:
         opts = options.clone()
         opts._values["executable_cache_dir"] = cache_dir
-        entry_path, key = _cache_entry(opts, graph.mlir, batching.device_loop())
+        pipelined = bool(blob.get("pipelined", False))
+        device_loop = batching.device_loop(pipelined)
+        entry_path, key = _cache_entry(opts, graph.mlir, device_loop)
         if key == blob["key"]:
             with open(entry_path, "wb") as f:
                 f.write(blob["entry"])
         else:
             logger.warning("poptorch: the exported executable was compiled by another poptorch, "
                            "pipeline or CPU; recompiling it from the module it carries")
-        program = _C.Program.compile(graph.mlir, "", batching.device_loop(), entry_path, key)
+        program = _C.Program.compile(graph.mlir, "", device_loop, entry_path, key,
+                                     pipeline_stages=pipelined)
     logger.info("exported executable: %s", program.origin)
-    return Executable(graph, program, batching,
-                      broadcast_buffers=options._values["broadcast_buffers"])
+    executable = Executable(graph, program, batching,
+                            broadcast_buffers=options._values["broadcast_buffers"])
+    executable.pipelined = pipelined
+    return executable

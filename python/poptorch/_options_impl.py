@@ -56,9 +56,6 @@ def _not_yet(reason: str) -> NotInEffect:
 # only warns for some values, the setter decides which; the reason lives here.
 NOT_IN_EFFECT: dict[str, NotInEffect] = {
     # -- top level
-    "PipelinedExecution": _not_yet("the pipeline stages run one after another for each "
-                                   "micro-batch on this device, without overlapping micro-batches "
-                                   "across stages; the results are identical"),
     "SerialPhasedExecution.tensorsLiveness": _na(_HOST_MEMORY),
     "ParallelPhasedExecution.tensorsLiveness": _na(_HOST_MEMORY),
     "useSeparateBackwardPhase": _na(_TRAINING_ONLY),

@@ -174,16 +174,19 @@ class TracedGraph:
 
         options = options or Options()
         batching = Batching.from_options(options)
-        from . import _options_impl
-
-        _blocks.check_placements(
-            self.blocks, options.execution_strategy, batching.iterations,
-            lambda option: _options_impl.report_not_in_effect(option, options._report))
+        pipelined = _blocks.check_placements(
+            self.blocks, options.execution_strategy, batching.iterations)
+        if _PIPELINE_OVERRIDE is not None:
+            pipelined = pipelined and _PIPELINE_OVERRIDE
+        device_loop = batching.device_loop(pipelined)
         dump_dir = options._dump_dir_for(self)
         start = time.perf_counter()
-        cache_path, cache_key = _cache_entry(options, self.mlir, batching.device_loop())
-        program = _debug.compile_program(self, dump_dir, device_loop=batching.device_loop(),
-                                         cache_path=cache_path, cache_key=cache_key)
+        cache_path, cache_key = _cache_entry(options, self.mlir, device_loop)
+        program = _debug.compile_program(self, dump_dir, device_loop=device_loop,
+                                         cache_path=cache_path, cache_key=cache_key,
+                                         pipeline_stages=pipelined)
+        if pipelined:
+            _blocks.warn_if_sequential(program.stages, self.name)
         if program.origin == "loaded":
             logger.info("loaded %d captured ops from the executable cache %s in %.3f s",
                         self.num_ops, cache_path, time.perf_counter() - start)
@@ -198,6 +201,7 @@ class TracedGraph:
                                 broadcast_buffers=options._values["broadcast_buffers"],
                                 random_seed=options.random_seed)
         executable.load_seconds = time.perf_counter() - start
+        executable.pipelined = pipelined
         _debug.after_compile(executable, dump_dir)
         return executable
 
@@ -206,6 +210,10 @@ class TracedGraph:
 
 
 _COMPILER_ID: str | None = None
+
+# Tests and benchmarks: False compiles PipelinedExecution models with the
+# sequential schedule (stages one after another), None follows the options.
+_PIPELINE_OVERRIDE: bool | None = None
 
 
 def _compiler_id() -> str:
@@ -392,6 +400,7 @@ class Executable:
         self.batching = batching or Batching()
         self._broadcast = broadcast_buffers or self.batching.replicas == 1
         self.load_seconds = 0.0
+        self.pipelined = False  # compiled with overlapped pipeline stages asked for
         self.first_run_seconds: float | None = None
         # time.perf_counter() of the last call: inputs requested, inputs copied
         # to program buffers, program finished, outputs handed back.

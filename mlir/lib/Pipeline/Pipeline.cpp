@@ -70,7 +70,7 @@ mlir::poptorch::getCompilePipelineStages() {
   return {
       {"decompose",
        "builtin.module(func.func(poptorch-decompose, canonicalize, cse, "
-       "poptorch-prepack-parameters))"},
+       "poptorch-prepack-parameters), poptorch-prepack-stage-parameters)"},
       {"to-linalg",
        "builtin.module(convert-poptorch-to-linalg, canonicalize, cse, "
        "func.func(poptorch-fuse-elementwise), canonicalize, cse)"},
@@ -89,7 +89,8 @@ mlir::poptorch::getCompilePipelineStages() {
       // intrinsic (asinh, erfc, f64 erf, ...) into vector ops: it runs before
       // convert-vector-to-llvm.
       {"to-llvm",
-       "builtin.module(poptorch-outline-kernels, poptorch-approximate-math, "
+       "builtin.module(poptorch-overlap-stages, poptorch-outline-kernels, "
+       "poptorch-approximate-math, "
        // bf16 truncations in integer ops: x86 LLVM cannot legalize a vector
        // fptrunc to bfloat.
        "func.func(arith-expand{include-bf16=true}), "
@@ -116,8 +117,13 @@ void mlir::poptorch::registerAllPoptorchDialects(DialectRegistry &registry) {
   registerOpenMPDialectTranslation(registry);
 }
 
+namespace mlir::poptorch {
+void registerPrepackStageParametersPass(); // PipelineStages.cpp
+} // namespace mlir::poptorch
+
 void mlir::poptorch::registerPoptorchPassesAndPipelines() {
   registerPoptorchPasses();
+  registerPrepackStageParametersPass();
   for (auto &[name, text] : getCompilePipelineStages()) {
     std::string full = "poptorch-stage-" + name;
     std::string inner = text;

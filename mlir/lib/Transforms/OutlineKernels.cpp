@@ -38,7 +38,8 @@ struct OutlineKernelsPass
     SymbolTable table(module);
     symbols = &table;
     for (func::FuncOp fn : llvm::to_vector(module.getOps<func::FuncOp>()))
-      if (fn.isPublic() && !fn.isExternal()) {
+      if ((fn.isPublic() || fn->hasAttr("poptorch.pipeline_stage")) &&
+          !fn.isExternal()) {
         for (Block &block : fn.getBody())
           visit(block);
         fn->setAttr("poptorch.glue", UnitAttr::get(&getContext()));

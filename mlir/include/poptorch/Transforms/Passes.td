@@ -155,12 +155,47 @@ def PoptorchDeviceIterations : Pass<"poptorch-device-iterations", "ModuleOp"> {
     Option<"period", "period", "int64_t", "1",
            "Keep the outputs of every period-th iteration">,
     Option<"sum", "sum", "bool", "false",
-           "Sum the outputs over the iterations instead of stacking them">
+           "Sum the outputs over the iterations instead of stacking them">,
+    Option<"pipeline", "pipeline", "bool", "false",
+           "Overlap the pipeline stages (calls of poptorch-outline-stages' "
+           "functions) across micro-batches; otherwise they are inlined and "
+           "run one after another">
   ];
   let dependentDialects = [
     "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect"
   ];
+}
+
+def PoptorchOutlineStages : Pass<"poptorch-outline-stages", "ModuleOp"> {
+  let summary = "Outline each pipeline stage of @main into a function";
+  let description = [{
+    The captured ops carry `poptorch.stage` (poptorch.BeginBlock / Block).
+    When @main has ops on two or more stages, each stage becomes a private
+    function `@main_stage<k>` (`poptorch.pipeline_stage = k`, k dense from
+    0) and @main calls them in order. Stage k's arguments are the @main
+    arguments it reads, then the values stage k - 1 hands on; its results
+    are the values it hands on to stage k + 1 (a value used by a later stage
+    passes through the stages in between), then the @main results it
+    computes (`poptorch.result = <index>`). Constants are cloned into the
+    stages that use them; an op without a stage runs in the latest stage of
+    its operands. poptorch-device-iterations later either overlaps the
+    stages across micro-batches or inlines them back.
+  }];
+}
+
+def PoptorchOverlapStages : Pass<"poptorch-overlap-stages", "ModuleOp"> {
+  let summary = "Run independent stage calls of one pipeline step concurrently";
+  let description = [{
+    Runs after bufferization. In every block of the public functions,
+    consecutive calls of pipeline-stage functions whose memref operands
+    share no underlying buffer (through views) form a group, as long as
+    only side-effect-free ops (views, allocations) sit between them; every
+    call of a group but the last becomes an `async.execute` (a task of the
+    async runtime's worker pool), the last runs on the calling thread, and
+    the group ends by awaiting the tasks. Any op with memory effects ends a
+    group first, so the program's order of effects is kept.
+  }];
 }
 
 def PoptorchTestBreak : Pass<"poptorch-test-break", "ModuleOp"> {
