@@ -5,7 +5,7 @@
 // any, argmax, sort), elementwise and data-movement ops:
 //   nansum, count_nonzero, logsumexp, var/std(_mean), vector_norm, aminmax,
 //   kthvalue, median(_dim), safe_softmax and the forward losses (mse,
-//   smooth_l1, huber, soft_margin, binary_cross_entropy(_with_logits),
+//   smooth_l1, huber, soft_margin, binary_cross_entropy,
 //   multi_margin, nll, multilabel_margin).
 // f16/bf16 compute in f32 and round once, as PyTorch's CPU kernels do.
 // Class indices are matched with a one-hot comparison against an iota, so a
@@ -352,23 +352,14 @@ struct DecomposePointwiseLoss : public OpRewritePattern<OpTy> {
       }
     } else if constexpr (std::is_same_v<OpTy, SoftMarginLossOp>) {
       l = o.un<LogOp>(o.add(c(1.0), o.un<ExpOp>(o.un<NegOp>(o.mul(t, x)))));
-    } else if constexpr (std::is_same_v<OpTy, BinaryCrossEntropyOp>) {
+    } else {
+      static_assert(std::is_same_v<OpTy, BinaryCrossEntropyOp>);
       // (t - 1) * max(log(1 - x), -100) - t * max(log(x), -100)
       Value lo = o.bin<MaximumOp>(o.un<LogOp>(o.sub(c(1.0), x)), c(-100.0));
       Value lx = o.bin<MaximumOp>(o.un<LogOp>(x), c(-100.0));
       l = o.sub(o.mul(o.sub(t, c(1.0)), lo), o.mul(t, lx));
-    } else {
-      // (1 - t) * x - log_weight * log_sigmoid(x), with log_sigmoid(x) =
-      // min(x, 0) - log(1 + exp(-|x|)) and log_weight = (pw - 1) t + 1.
-      Value ls = o.sub(
-          o.bin<MinimumOp>(x, c(0.0)),
-          o.un<LogOp>(o.add(c(1.0), o.un<ExpOp>(o.un<NegOp>(o.un<AbsOp>(x))))));
-      if (Value pw = op.getPosWeight())
-        ls = o.mul(ls, o.add(o.mul(o.sub(o.cast(pw, ce), c(1.0)), t), c(1.0)));
-      l = o.sub(o.mul(o.sub(c(1.0), t), x), ls);
     }
-    if constexpr (std::is_same_v<OpTy, BinaryCrossEntropyOp> ||
-                  std::is_same_v<OpTy, BinaryCrossEntropyWithLogitsOp>)
+    if constexpr (std::is_same_v<OpTy, BinaryCrossEntropyOp>)
       if (Value w = op.getWeight())
         l = o.mul(l, o.cast(w, ce));
     l = reduceLoss(o, l, op.getReduction());
@@ -576,23 +567,22 @@ struct DecomposeMode : public OpRewritePattern<ModeOp> {
 
 void mlir::poptorch::populateReductionDecomposePatterns(
     RewritePatternSet &patterns) {
-  patterns.add<
-      DecomposeNansum, DecomposeCountNonzero, DecomposeLogsumexp,
-      DecomposeVariance<VarOp, false, false>,
-      DecomposeVariance<StdOp, true, false>,
-      DecomposeVariance<VarMeanOp, false, true>,
-      DecomposeVariance<StdMeanOp, true, true>, DecomposeVectorNorm,
-      DecomposeAminmax, DecomposeKthvalue,
-      DecomposeFullExtreme<MaxOp, ReduceMaxOp>,
-      DecomposeFullExtreme<MinOp, ReduceMinOp>,
-      DecomposeMedian<MedianOp, false>, DecomposeMedian<MedianDimOp, false>,
-      DecomposeSafeSoftmax, DecomposePointwiseLoss<MseLossOp>,
-      DecomposePointwiseLoss<SmoothL1LossOp>,
-      DecomposePointwiseLoss<HuberLossOp>,
-      DecomposePointwiseLoss<SoftMarginLossOp>,
-      DecomposePointwiseLoss<BinaryCrossEntropyOp>,
-      DecomposePointwiseLoss<BinaryCrossEntropyWithLogitsOp>, DecomposeNllLoss,
-      DecomposeMultiMarginLoss, DecomposeMultilabelMarginLoss>(
+  patterns.add<DecomposeNansum, DecomposeCountNonzero, DecomposeLogsumexp,
+               DecomposeVariance<VarOp, false, false>,
+               DecomposeVariance<StdOp, true, false>,
+               DecomposeVariance<VarMeanOp, false, true>,
+               DecomposeVariance<StdMeanOp, true, true>, DecomposeVectorNorm,
+               DecomposeAminmax, DecomposeKthvalue,
+               DecomposeFullExtreme<MaxOp, ReduceMaxOp>,
+               DecomposeFullExtreme<MinOp, ReduceMinOp>,
+               DecomposeMedian<MedianOp, false>,
+               DecomposeMedian<MedianDimOp, false>, DecomposeSafeSoftmax,
+               DecomposePointwiseLoss<MseLossOp>,
+               DecomposePointwiseLoss<SmoothL1LossOp>,
+               DecomposePointwiseLoss<HuberLossOp>,
+               DecomposePointwiseLoss<SoftMarginLossOp>,
+               DecomposePointwiseLoss<BinaryCrossEntropyOp>, DecomposeNllLoss,
+               DecomposeMultiMarginLoss, DecomposeMultilabelMarginLoss>(
       patterns.getContext());
   // ---- search-stats-random-special (round 2)
   patterns.add<DecomposeMedian<NanmedianOp, true>,

@@ -213,9 +213,6 @@ LogicalResult SmoothL1LossOp::verify() { return verifyLoss(*this); }
 LogicalResult HuberLossOp::verify() { return verifyLoss(*this); }
 LogicalResult SoftMarginLossOp::verify() { return verifyLoss(*this); }
 LogicalResult BinaryCrossEntropyOp::verify() { return verifyLoss(*this); }
-LogicalResult BinaryCrossEntropyWithLogitsOp::verify() {
-  return verifyLoss(*this);
-}
 LogicalResult MultiMarginLossOp::verify() { return verifyLoss(*this); }
 LogicalResult NllLossOp::verify() { return verifyLoss(*this); }
 LogicalResult MultilabelMarginLossOp::verify() { return verifyLoss(*this); }
