@@ -38,12 +38,15 @@ print(json.dumps({{"origin": pm.executable.origin, "seconds": seconds,
 """
 
 
-def run_process(cache: Path, out: Path) -> dict:
-    script = SCRIPT.format(python_dir=PYTHON_DIR, cache=str(cache), out=str(out))
+def run_script(script: str) -> dict:
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def run_process(cache: Path, out: Path) -> dict:
+    return run_script(SCRIPT.format(python_dir=PYTHON_DIR, cache=str(cache), out=str(out)))
 
 
 def test_second_process_loads_the_cached_executable(tmp_path: Path) -> None:
@@ -165,11 +168,8 @@ print(json.dumps({{"origin": pm.executable.origin, "seconds": seconds}}))
 
 
 def run_export(path: Path, out: Path, export: bool) -> dict:
-    script = EXPORT.format(python_dir=PYTHON_DIR, path=str(path), out=str(out), export=export)
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=300, check=False)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return run_script(EXPORT.format(python_dir=PYTHON_DIR, path=str(path), out=str(out),
+                                    export=export))
 
 
 def test_export_and_load_in_a_fresh_process(tmp_path: Path) -> None:

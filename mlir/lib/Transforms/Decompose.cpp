@@ -8,9 +8,8 @@
 // kernels do.
 //
 //===----------------------------------------------------------------------===//
+#include "DecomposeBuilder.h"
 #include "poptorch/Transforms/Passes.h"
-
-#include "poptorch/Dialect/Poptorch/IR/Broadcast.h"
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -29,69 +28,15 @@ void populateNnLinalgDecomposePatterns(RewritePatternSet &patterns);
 
 using namespace mlir;
 using namespace mlir::poptorch;
+using namespace mlir::poptorch::decompose;
 
 namespace {
-
-RankedTensorType tensorType(Value v) {
-  return cast<RankedTensorType>(v.getType());
-}
-
-/// A 0-d poptorch.constant; elementwise ops broadcast it like a scalar.
-Value scalar(PatternRewriter &b, Location loc, Type elem, double v) {
-  auto ty = RankedTensorType::get({}, elem);
-  Attribute attr;
-  if (isa<FloatType>(elem))
-    attr = b.getFloatAttr(elem, v);
-  else
-    attr = b.getIntegerAttr(elem, static_cast<int64_t>(v));
-  return ConstantOp::create(b, loc, ty, DenseElementsAttr::get(ty, attr));
-}
-
-/// f16/bf16 normalisations compute in f32.
-Type computeType(Type t) {
-  if (t.isF16() || t.isBF16())
-    return Float32Type::get(t.getContext());
-  return t;
-}
-
-Value castTo(PatternRewriter &b, Location loc, Value v, Type elem) {
-  auto ty = tensorType(v);
-  if (ty.getElementType() == elem)
-    return v;
-  return CastOp::create(b, loc, ty.clone(elem), v);
-}
-
-template <typename OpTy>
-Value binary(PatternRewriter &b, Location loc, Value x, Value y) {
-  auto xt = tensorType(x);
-  auto ty = xt.clone(broadcastShapes(xt.getShape(), tensorType(y).getShape()));
-  if constexpr (std::is_same_v<OpTy, AddOp> || std::is_same_v<OpTy, SubOp>)
-    return OpTy::create(b, loc, ty, x, y, llvm::APFloat(1.0));
-  else
-    return OpTy::create(b, loc, ty, x, y);
-}
-
-template <typename OpTy>
-Value unary(PatternRewriter &b, Location loc, Value x) {
-  return OpTy::create(b, loc, x.getType(), x);
-}
-
-/// A reduction over `dims` that keeps them as size-1 dims.
-template <typename OpTy>
-Value reduceKeep(PatternRewriter &b, Location loc, Value x,
-                 ArrayRef<int64_t> dims) {
-  auto ty = tensorType(x);
-  SmallVector<int64_t> shape(ty.getShape());
-  for (int64_t d : dims)
-    shape[d] = 1;
-  return OpTy::create(b, loc, ty.clone(shape), x, dims, /*keepdim=*/true);
-}
 
 struct DecomposeTranspose : public OpRewritePattern<TransposeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(TransposeOp op,
                                 PatternRewriter &rewriter) const override {
-    int64_t rank = tensorType(op.getInput()).getRank();
+    int64_t rank = typeOf(op.getInput()).getRank();
     if (rank == 0) {
       rewriter.replaceOp(op, op.getInput());
       return success();
@@ -110,7 +55,7 @@ struct DecomposeLinear : public OpRewritePattern<LinearOp> {
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value input = op.getInput(), weight = op.getWeight();
-    auto inTy = tensorType(input), wTy = tensorType(weight);
+    auto inTy = typeOf(input), wTy = typeOf(weight);
     SmallVector<int64_t> mmShape(inTy.getShape().drop_back());
     if (wTy.getRank() == 2) {
       // weight^T as a permute; the lowering sees matmul(x, permute(w)).
@@ -137,14 +82,14 @@ struct DecomposeAddmm : public OpRewritePattern<AddmmOp> {
   LogicalResult matchAndRewrite(AddmmOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
+    Ops o{rewriter, loc};
     RankedTensorType resTy = op.getType();
     Type elem = resTy.getElementType();
     double alpha = op.getAlpha().convertToDouble();
     double beta = op.getBeta().convertToDouble();
     Value mm = MatmulOp::create(rewriter, loc, resTy, op.getLhs(), op.getRhs());
     if (alpha != 1.0)
-      mm = MulOp::create(rewriter, loc, resTy, mm,
-                         scalar(rewriter, loc, elem, alpha));
+      mm = MulOp::create(rewriter, loc, resTy, mm, o.cst(elem, alpha));
     // beta == 0 ignores the input entirely (NaN/inf there do not propagate).
     if (beta == 0.0) {
       rewriter.replaceOp(op, mm);
@@ -152,8 +97,7 @@ struct DecomposeAddmm : public OpRewritePattern<AddmmOp> {
     }
     Value input = op.getInput();
     if (beta != 1.0)
-      input = binary<MulOp>(rewriter, loc, input,
-                            scalar(rewriter, loc, elem, beta));
+      input = o.mul(input, o.cst(elem, beta));
     rewriter.replaceOpWithNewOp<AddOp>(op, resTy, input, mm,
                                        llvm::APFloat(1.0));
     return success();
@@ -167,11 +111,12 @@ struct DecomposeClamp : public OpRewritePattern<ClampOp> {
   LogicalResult matchAndRewrite(ClampOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
+    Ops o{rewriter, loc};
     Value r = op.getInput();
     if (Value lo = op.getMin())
-      r = binary<MaximumOp>(rewriter, loc, r, lo);
+      r = o.max(r, lo);
     if (Value hi = op.getMax())
-      r = binary<MinimumOp>(rewriter, loc, r, hi);
+      r = o.min(r, hi);
     if (r.getType() != op.getType())
       r = ExpandOp::create(rewriter, loc, op.getType(), r);
     rewriter.replaceOp(op, r);
@@ -184,29 +129,28 @@ struct DecomposeLayerNorm : public OpRewritePattern<LayerNormOp> {
   LogicalResult matchAndRewrite(LayerNormOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    auto inTy = tensorType(op.getInput());
+    Ops o{rewriter, loc};
+    auto inTy = typeOf(op.getInput());
     Type elem = inTy.getElementType();
     if (!isa<FloatType>(elem))
       return rewriter.notifyMatchFailure(op, "layer_norm needs a float type");
-    Type ce = computeType(elem);
+    Type ce = computeElem(elem);
     int64_t rank = inTy.getRank();
     int64_t k = op.getNormalizedShape().size();
     auto dims = llvm::to_vector(llvm::seq<int64_t>(rank - k, rank));
 
-    Value x = castTo(rewriter, loc, op.getInput(), ce);
-    Value mean = reduceKeep<ReduceMeanOp>(rewriter, loc, x, dims);
-    Value d = binary<SubOp>(rewriter, loc, x, mean);
-    Value var = reduceKeep<ReduceMeanOp>(
-        rewriter, loc, binary<MulOp>(rewriter, loc, d, d), dims);
-    Value eps = scalar(rewriter, loc, ce, op.getEps().convertToDouble());
-    Value rstd =
-        unary<RsqrtOp>(rewriter, loc, binary<AddOp>(rewriter, loc, var, eps));
-    Value y = binary<MulOp>(rewriter, loc, d, rstd);
+    Value x = o.cast(op.getInput(), ce);
+    Value mean = o.reduce<ReduceMeanOp>(x, dims, true);
+    Value d = o.sub(x, mean);
+    Value var = o.reduce<ReduceMeanOp>(o.mul(d, d), dims, true);
+    Value eps = o.cst(ce, op.getEps().convertToDouble());
+    Value rstd = o.un<RsqrtOp>(o.add(var, eps));
+    Value y = o.mul(d, rstd);
     if (Value w = op.getWeight())
-      y = binary<MulOp>(rewriter, loc, y, castTo(rewriter, loc, w, ce));
+      y = o.mul(y, o.cast(w, ce));
     if (Value b = op.getBias())
-      y = binary<AddOp>(rewriter, loc, y, castTo(rewriter, loc, b, ce));
-    y = castTo(rewriter, loc, y, op.getType().getElementType());
+      y = o.add(y, o.cast(b, ce));
+    y = o.cast(y, op.getType().getElementType());
     if (y.getType() != op.getType())
       return rewriter.notifyMatchFailure(op, "unexpected result shape");
     rewriter.replaceOp(op, y);
@@ -222,11 +166,12 @@ struct DecomposeBatchNorm : public OpRewritePattern<BatchNormOp> {
     if (!batchStats && (!op.getMean() || !op.getVar()))
       return rewriter.notifyMatchFailure(op, "needs inference statistics");
     Location loc = op.getLoc();
-    auto inTy = tensorType(op.getInput());
+    Ops o{rewriter, loc};
+    auto inTy = typeOf(op.getInput());
     Type elem = inTy.getElementType();
     if (!isa<FloatType>(elem))
       return rewriter.notifyMatchFailure(op, "batch_norm needs a float type");
-    Type ce = computeType(elem);
+    Type ce = computeElem(elem);
     // y = x * scale + shift with scale = weight / sqrt(var + eps) and
     // shift = bias - mean * scale, per channel (as PyTorch's CPU kernel).
     // Training mode normalises with the batch's statistics: the mean and
@@ -236,43 +181,31 @@ struct DecomposeBatchNorm : public OpRewritePattern<BatchNormOp> {
       SmallVector<int64_t> dims = {0};
       for (int64_t d = 2; d < inTy.getRank(); ++d)
         dims.push_back(d);
-      auto statTy = RankedTensorType::get({inTy.getShape()[1]}, ce);
-      Value x = castTo(rewriter, loc, op.getInput(), ce);
-      Value m = reduceKeep<ReduceMeanOp>(rewriter, loc, x, dims);
-      Value d = binary<SubOp>(rewriter, loc, x, m);
-      Value v = reduceKeep<ReduceMeanOp>(
-          rewriter, loc, binary<MulOp>(rewriter, loc, d, d), dims);
-      mean = ReshapeOp::create(rewriter, loc, statTy, m);
-      var = ReshapeOp::create(rewriter, loc, statTy, v);
+      Value x = o.cast(op.getInput(), ce);
+      Value m = o.reduce<ReduceMeanOp>(x, dims, true);
+      Value d = o.sub(x, m);
+      Value v = o.reduce<ReduceMeanOp>(o.mul(d, d), dims, true);
+      mean = o.reshape(m, {inTy.getShape()[1]});
+      var = o.reshape(v, {inTy.getShape()[1]});
     } else {
-      var = castTo(rewriter, loc, op.getVar(), ce);
-      mean = castTo(rewriter, loc, op.getMean(), ce);
+      var = o.cast(op.getVar(), ce);
+      mean = o.cast(op.getMean(), ce);
     }
-    Value eps = scalar(rewriter, loc, ce, op.getEps().convertToDouble());
-    Value scale =
-        unary<RsqrtOp>(rewriter, loc, binary<AddOp>(rewriter, loc, var, eps));
+    Value eps = o.cst(ce, op.getEps().convertToDouble());
+    Value scale = o.un<RsqrtOp>(o.add(var, eps));
     if (Value w = op.getWeight())
-      scale = binary<MulOp>(rewriter, loc, scale, castTo(rewriter, loc, w, ce));
-    Value shift =
-        unary<NegOp>(rewriter, loc, binary<MulOp>(rewriter, loc, mean, scale));
+      scale = o.mul(scale, o.cast(w, ce));
+    Value shift = o.un<NegOp>(o.mul(mean, scale));
     if (Value b = op.getBias())
-      shift = binary<AddOp>(rewriter, loc, shift, castTo(rewriter, loc, b, ce));
+      shift = o.add(shift, o.cast(b, ce));
 
     // (C) -> (C, 1, ..., 1) so that it broadcasts against (N, C, ...).
-    int64_t c = inTy.getShape()[1];
     SmallVector<int64_t> chanShape(inTy.getRank() - 1, 1);
-    chanShape[0] = c;
-    auto chanTy = RankedTensorType::get(chanShape, ce);
-    auto toChan = [&](Value v) -> Value {
-      if (tensorType(v).getShape() == ArrayRef<int64_t>(chanShape))
-        return v;
-      return ReshapeOp::create(rewriter, loc, chanTy, v);
-    };
-    Value x = castTo(rewriter, loc, op.getInput(), ce);
-    Value y = binary<AddOp>(rewriter, loc,
-                            binary<MulOp>(rewriter, loc, x, toChan(scale)),
-                            toChan(shift));
-    y = castTo(rewriter, loc, y, op.getType().getElementType());
+    chanShape[0] = inTy.getShape()[1];
+    auto toChan = [&](Value v) { return o.reshape(v, chanShape); };
+    Value x = o.cast(op.getInput(), ce);
+    Value y = o.add(o.mul(x, toChan(scale)), toChan(shift));
+    y = o.cast(y, op.getType().getElementType());
     if (y.getType() != op.getType())
       return rewriter.notifyMatchFailure(op, "unexpected result shape");
     rewriter.replaceOp(op, y);
@@ -287,26 +220,26 @@ struct DecomposeSoftmax : public OpRewritePattern<OpTy> {
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    auto inTy = tensorType(op.getInput());
+    Ops o{rewriter, loc};
+    auto inTy = typeOf(op.getInput());
     Type elem = inTy.getElementType();
     if (!isa<FloatType>(elem))
       return rewriter.notifyMatchFailure(op, "softmax needs a float type");
-    Type ce = computeType(elem);
+    Type ce = computeElem(elem);
     SmallVector<int64_t> dims;
     if (inTy.getRank() > 0)
       dims.push_back(op.getDim());
-    Value x = castTo(rewriter, loc, op.getInput(), ce);
-    Value max = reduceKeep<ReduceMaxOp>(rewriter, loc, x, dims);
-    Value shifted = binary<SubOp>(rewriter, loc, x, max);
-    Value e = unary<ExpOp>(rewriter, loc, shifted);
-    Value sum = reduceKeep<ReduceSumOp>(rewriter, loc, e, dims);
+    Value x = o.cast(op.getInput(), ce);
+    Value max = o.reduce<ReduceMaxOp>(x, dims, true);
+    Value shifted = o.sub(x, max);
+    Value e = o.un<ExpOp>(shifted);
+    Value sum = o.reduce<ReduceSumOp>(e, dims, true);
     Value y;
     if constexpr (isLog)
-      y = binary<SubOp>(rewriter, loc, shifted,
-                        unary<LogOp>(rewriter, loc, sum));
+      y = o.sub(shifted, o.un<LogOp>(sum));
     else
-      y = binary<DivOp>(rewriter, loc, e, sum);
-    rewriter.replaceOp(op, castTo(rewriter, loc, y, elem));
+      y = o.div(e, sum);
+    rewriter.replaceOp(op, o.cast(y, elem));
     return success();
   }
 };
@@ -316,7 +249,8 @@ struct DecomposeSdpa : public OpRewritePattern<SdpaOp> {
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    auto qTy = tensorType(op.getQuery()), kTy = tensorType(op.getKey());
+    Ops o{rewriter, loc};
+    auto qTy = typeOf(op.getQuery()), kTy = typeOf(op.getKey());
     Type elem = qTy.getElementType();
     if (!isa<FloatType>(elem))
       return rewriter.notifyMatchFailure(op, "sdpa needs a float type");
@@ -339,18 +273,16 @@ struct DecomposeSdpa : public OpRewritePattern<SdpaOp> {
                                     op.getQuery(), kt);
     double scale = op.getScale() ? op.getScale()->convertToDouble()
                                  : 1.0 / std::sqrt((double)e);
-    scores = binary<MulOp>(rewriter, loc, scores,
-                           scalar(rewriter, loc, elem, scale));
+    scores = o.mul(scores, o.cst(elem, scale));
     if (Value mask = op.getMask()) {
-      Type maskElem = tensorType(mask).getElementType();
+      Type maskElem = typeOf(mask).getElementType();
       Value additive;
       if (maskElem.isInteger(1))
         // keep where true: log(1) = 0, log(0) = -inf.
-        additive =
-            unary<LogOp>(rewriter, loc, castTo(rewriter, loc, mask, elem));
+        additive = o.un<LogOp>(o.cast(mask, elem));
       else
-        additive = castTo(rewriter, loc, mask, elem);
-      scores = binary<AddOp>(rewriter, loc, scores, additive);
+        additive = o.cast(mask, elem);
+      scores = o.add(scores, additive);
     }
     if (op.getIsCausal()) {
       // Lower-triangular (top-left aligned) mask as PyTorch builds it.
@@ -362,9 +294,9 @@ struct DecomposeSdpa : public OpRewritePattern<SdpaOp> {
           values.push_back(rewriter.getFloatAttr(elem, j <= i ? 0.0 : ninf));
       Value causal = ConstantOp::create(rewriter, loc, maskTy,
                                         DenseElementsAttr::get(maskTy, values));
-      scores = binary<AddOp>(rewriter, loc, scores, causal);
+      scores = o.add(scores, causal);
     }
-    auto scoresTy = tensorType(scores);
+    auto scoresTy = typeOf(scores);
     // As PyTorch's math kernel: a fully masked row attends to nothing (0).
     Value attn = SafeSoftmaxOp::create(rewriter, loc, scoresTy, scores,
                                        scoresTy.getRank() - 1);
@@ -379,22 +311,19 @@ struct DecomposeReduceMean : public OpRewritePattern<ReduceMeanOp> {
   LogicalResult matchAndRewrite(ReduceMeanOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    auto inTy = tensorType(op.getInput());
+    Ops o{rewriter, loc};
+    auto inTy = typeOf(op.getInput());
     Type elem = inTy.getElementType();
     if (!isa<FloatType>(elem))
       return rewriter.notifyMatchFailure(op, "mean needs a float type");
-    Type ce = computeType(elem);
-    double count = 1;
-    for (int64_t d : op.getDims())
-      if (inTy.getRank() > 0)
-        count *= inTy.getShape()[d];
-    Value x = castTo(rewriter, loc, op.getInput(), ce);
+    Type ce = computeElem(elem);
+    double count = Ops::count(op.getInput(), op.getDims());
+    Value x = o.cast(op.getInput(), ce);
     auto sumTy = op.getType().clone(ce);
     Value sum = ReduceSumOp::create(rewriter, loc, sumTy, x, op.getDims(),
                                     op.getKeepdim());
-    Value mean =
-        binary<DivOp>(rewriter, loc, sum, scalar(rewriter, loc, ce, count));
-    rewriter.replaceOp(op, castTo(rewriter, loc, mean, elem));
+    Value mean = o.div(sum, o.cst(ce, count));
+    rewriter.replaceOp(op, o.cast(mean, elem));
     return success();
   }
 };

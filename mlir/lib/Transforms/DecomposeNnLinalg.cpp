@@ -21,9 +21,8 @@
 // f16/bf16 compute in f32 and round once, as PyTorch's CPU kernels do.
 //
 //===----------------------------------------------------------------------===//
+#include "DecomposeBuilder.h"
 #include "poptorch/Transforms/Passes.h"
-
-#include "poptorch/Dialect/Poptorch/IR/Broadcast.h"
 
 #include "mlir/IR/PatternMatch.h"
 
@@ -37,16 +36,9 @@ void populateNnLinalgDecomposePatterns(RewritePatternSet &patterns);
 
 using namespace mlir;
 using namespace mlir::poptorch;
+using namespace mlir::poptorch::decompose;
 
 namespace {
-
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
-Type computeElem(Type t) {
-  if (t.isF16() || t.isBF16())
-    return Float32Type::get(t.getContext());
-  return t;
-}
 
 int64_t product(ArrayRef<int64_t> shape) {
   int64_t n = 1;
@@ -55,170 +47,19 @@ int64_t product(ArrayRef<int64_t> shape) {
   return n;
 }
 
-/// Builders of poptorch ops with the result types PyTorch would give them.
-struct Ops {
-  PatternRewriter &b;
-  Location loc;
-
-  Value cst(Type elem, double v) {
-    auto ty = RankedTensorType::get({}, elem);
-    Attribute attr;
-    if (isa<FloatType>(elem))
-      attr = b.getFloatAttr(elem, v);
-    else if (elem.isInteger(1))
-      attr = b.getIntegerAttr(elem, v != 0.0);
-    else
-      attr = b.getIntegerAttr(elem, static_cast<int64_t>(v));
-    return ConstantOp::create(b, loc, ty, DenseElementsAttr::get(ty, attr));
-  }
-  /// A zero-filled tensor (a splat constant).
-  Value zeros(ArrayRef<int64_t> shape, Type elem) {
-    return expand(cst(elem, 0.0), shape);
-  }
-  /// An int64 constant of `shape` holding `values` (row-major).
-  Value i64s(ArrayRef<int64_t> shape, ArrayRef<int64_t> values) {
-    auto ty = RankedTensorType::get(shape, b.getI64Type());
-    SmallVector<APInt> v;
-    for (int64_t x : values)
-      v.push_back(APInt(64, x, /*isSigned=*/true));
-    return ConstantOp::create(b, loc, ty, DenseElementsAttr::get(ty, v));
-  }
-  Value cast(Value v, Type elem) {
-    auto ty = typeOf(v);
-    if (ty.getElementType() == elem)
-      return v;
-    return CastOp::create(b, loc, ty.clone(elem), v);
-  }
-  Value reshape(Value v, ArrayRef<int64_t> shape) {
-    auto ty = typeOf(v);
-    if (ty.getShape() == shape)
-      return v;
-    return ReshapeOp::create(b, loc, ty.clone(shape), v);
-  }
-  Value expand(Value v, ArrayRef<int64_t> shape) {
-    auto ty = typeOf(v);
-    if (ty.getShape() == shape)
-      return v;
-    return ExpandOp::create(b, loc, ty.clone(shape), v);
-  }
-  Value permute(Value v, ArrayRef<int64_t> perm) {
-    auto ty = typeOf(v);
-    SmallVector<int64_t> shape;
-    for (int64_t p : perm)
-      shape.push_back(ty.getShape()[p]);
-    return PermuteOp::create(b, loc, ty.clone(shape), v, perm);
-  }
-  Value slice(Value v, int64_t dim, int64_t start, int64_t len) {
-    auto ty = typeOf(v);
-    SmallVector<int64_t> shape(ty.getShape());
-    if (start == 0 && len == shape[dim])
-      return v;
-    shape[dim] = len;
-    return SliceOp::create(b, loc, ty.clone(shape), v, dim, start, 1);
-  }
-  Value roll(Value v, int64_t shift, int64_t dim) {
-    return RollOp::create(b, loc, v.getType(), v, ArrayRef<int64_t>{shift},
-                          ArrayRef<int64_t>{dim});
-  }
-  RankedTensorType bcast(Value x, Value y, Type elem) {
-    return RankedTensorType::get(
-        broadcastShapes(typeOf(x).getShape(), typeOf(y).getShape()), elem);
-  }
-  template <typename OpTy> Value bin(Value x, Value y) {
-    auto ty = bcast(x, y, typeOf(x).getElementType());
-    if constexpr (std::is_same_v<OpTy, AddOp> || std::is_same_v<OpTy, SubOp>)
-      return OpTy::create(b, loc, ty, x, y, llvm::APFloat(1.0));
-    else
-      return OpTy::create(b, loc, ty, x, y);
-  }
-  template <typename OpTy> Value cmp(Value x, Value y) {
-    return OpTy::create(b, loc, bcast(x, y, b.getI1Type()), x, y);
-  }
-  template <typename OpTy> Value un(Value x) {
-    return OpTy::create(b, loc, x.getType(), x);
-  }
-  Value add(Value x, Value y) { return bin<AddOp>(x, y); }
-  Value sub(Value x, Value y) { return bin<SubOp>(x, y); }
-  Value mul(Value x, Value y) { return bin<MulOp>(x, y); }
-  Value div(Value x, Value y) { return bin<DivOp>(x, y); }
-  Value max(Value x, Value y) { return bin<MaximumOp>(x, y); }
-  Value min(Value x, Value y) { return bin<MinimumOp>(x, y); }
-  Value andOf(Value x, Value y) { return bin<BitwiseAndOp>(x, y); }
-  Value where(Value c, Value x, Value y) {
-    auto shape = broadcastShapes(
-        broadcastShapes(typeOf(c).getShape(), typeOf(x).getShape()),
-        typeOf(y).getShape());
-    return WhereOp::create(
-        b, loc, RankedTensorType::get(shape, typeOf(x).getElementType()), c, x,
-        y);
-  }
-  /// `x` plus a scalar `c` (in x's element type).
-  Value addC(Value x, double c) {
-    return add(x, cst(typeOf(x).getElementType(), c));
-  }
-  Value mulC(Value x, double c) {
-    return mul(x, cst(typeOf(x).getElementType(), c));
-  }
-  /// A reduction over `dims` (none on rank 0), keeping them as size 1 or not.
-  template <typename OpTy>
-  Value reduce(Value x, ArrayRef<int64_t> dims, bool keepdim) {
-    auto ty = typeOf(x);
-    SmallVector<int64_t> shape;
-    for (int64_t i = 0; i < ty.getRank(); ++i) {
-      if (!llvm::is_contained(dims, i))
-        shape.push_back(ty.getShape()[i]);
-      else if (keepdim)
-        shape.push_back(1);
-    }
-    return OpTy::create(b, loc, ty.clone(shape), x, dims, keepdim);
-  }
-  /// The `ord`-norm over `dims` kept as size 1 (|x| when there are none).
-  Value norm(Value x, ArrayRef<int64_t> dims, double ord, bool keepdim) {
-    if (dims.empty())
-      return un<AbsOp>(x);
-    auto ty = typeOf(x);
-    SmallVector<int64_t> shape;
-    for (int64_t i = 0; i < ty.getRank(); ++i) {
-      if (!llvm::is_contained(dims, i))
-        shape.push_back(ty.getShape()[i]);
-      else if (keepdim)
-        shape.push_back(1);
-    }
-    return VectorNormOp::create(b, loc, ty.clone(shape), x, dims,
-                                llvm::APFloat(ord), keepdim);
-  }
-  /// Every dim of a rank-`rank` tensor but `dim`.
-  static SmallVector<int64_t> allBut(int64_t rank, int64_t dim) {
-    SmallVector<int64_t> dims;
-    for (int64_t d = 0; d < rank; ++d)
-      if (d != dim)
-        dims.push_back(d);
-    return dims;
-  }
-};
-
-/// A matmul over an empty contraction is zeros (the tiled lowering assumes
-/// at least one step of the reduction).
-struct EmptyContractionMatmul : public OpRewritePattern<MatmulOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(MatmulOp op,
+/// Zeros for a matmul over an empty contraction (the tiled lowering assumes
+/// at least one step of the reduction) and a slice with no elements
+/// (tensor.extract_slice rejects offset 0 into a size-0 dim).
+template <typename OpTy> struct ZerosWhenEmpty : public OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
-    if (typeOf(op.getLhs()).getShape().back() != 0)
-      return failure();
-    Ops o{rewriter, op.getLoc()};
-    rewriter.replaceOp(
-        op, o.zeros(op.getType().getShape(), op.getType().getElementType()));
-    return success();
-  }
-};
-
-/// A slice with no elements is an empty constant (tensor.extract_slice
-/// rejects offset 0 into a size-0 dim).
-struct EmptySlice : public OpRewritePattern<SliceOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(SliceOp op,
-                                PatternRewriter &rewriter) const override {
-    if (op.getType().getNumElements() != 0)
+    bool empty;
+    if constexpr (std::is_same_v<OpTy, MatmulOp>)
+      empty = typeOf(op.getLhs()).getShape().back() == 0;
+    else
+      empty = op.getType().getNumElements() == 0;
+    if (!empty)
       return failure();
     Ops o{rewriter, op.getLoc()};
     rewriter.replaceOp(
@@ -375,10 +216,7 @@ struct DecomposeCol2im : public OpRewritePattern<Col2imOp> {
     x = PadOp::create(rewriter, op.getLoc(), padTy, x,
                       o.cst(in.getElementType(), 0.0), ArrayRef<int64_t>{0, 1},
                       "constant");
-    SmallVector<int64_t> iota;
-    for (int64_t i = 0; i < k; ++i)
-      iota.push_back(i);
-    Value kIdx = o.i64s({k, 1}, iota), lIdx = o.i64s({k, h * w}, map);
+    Value kIdx = o.iota(k, 0, 2), lIdx = o.i64s({k, h * w}, map);
     int64_t r = lead.size();
     Value g = IndexOp::create(
         rewriter, op.getLoc(), in.clone(with({c, k, h * w})), x,
@@ -737,9 +575,9 @@ struct DecomposeUpsampleAntialias : public OpRewritePattern<UpsampleOp> {
 
 void mlir::poptorch::populateNnLinalgDecomposePatterns(
     RewritePatternSet &patterns) {
-  patterns.add<EmptyContractionMatmul, EmptySlice, DecomposeAddbmm,
-               DecomposeGlu, DecomposeTrace, DecomposeCross, DecomposeRenorm,
-               DecomposeMaxUnpool<MaxUnpool2dOp, 2>,
+  patterns.add<ZerosWhenEmpty<MatmulOp>, ZerosWhenEmpty<SliceOp>,
+               DecomposeAddbmm, DecomposeGlu, DecomposeTrace, DecomposeCross,
+               DecomposeRenorm, DecomposeMaxUnpool<MaxUnpool2dOp, 2>,
                DecomposeMaxUnpool<MaxUnpool3dOp, 3>, DecomposeCol2im,
                DecomposeCdist, DecomposePdist, DecomposeEmbeddingBag,
                DecomposeWeightNorm, DecomposeGridSampler,

@@ -5,16 +5,15 @@
 // any, argmax, sort), elementwise and data-movement ops:
 //   nansum, count_nonzero, logsumexp, var/std(_mean), vector_norm, aminmax,
 //   kthvalue, median(_dim), safe_softmax and the forward losses (mse,
-//   smooth_l1, huber, soft_margin, binary_cross_entropy(_with_logits),
+//   smooth_l1, huber, soft_margin, binary_cross_entropy,
 //   multi_margin, nll, multilabel_margin).
 // f16/bf16 compute in f32 and round once, as PyTorch's CPU kernels do.
 // Class indices are matched with a one-hot comparison against an iota, so a
 // gather is a masked sum (exact: one term is nonzero).
 //
 //===----------------------------------------------------------------------===//
+#include "DecomposeBuilder.h"
 #include "poptorch/Transforms/Passes.h"
-
-#include "poptorch/Dialect/Poptorch/IR/Broadcast.h"
 
 #include "mlir/IR/PatternMatch.h"
 
@@ -27,126 +26,39 @@ void populateReductionDecomposePatterns(RewritePatternSet &patterns);
 
 using namespace mlir;
 using namespace mlir::poptorch;
+using namespace mlir::poptorch::decompose;
 
 namespace {
 
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
-Type computeElem(Type t) {
-  if (t.isF16() || t.isBF16())
-    return Float32Type::get(t.getContext());
-  return t;
+/// The loss reduction: 0 none, 1 mean, 2 sum.
+Value reduceLoss(Ops &o, Value l, int64_t reduction) {
+  if (reduction == 0)
+    return l;
+  if (reduction == 1)
+    return o.reduce<ReduceMeanOp>(l, o.allDims(l), false);
+  return o.reduce<ReduceSumOp>(l, o.allDims(l), false);
 }
 
-/// Builders of poptorch ops with the result types PyTorch would give them.
-struct Ops {
-  PatternRewriter &b;
-  Location loc;
+/// Replaces `op` by `values` reshaped to its results' shapes (the first
+/// op->getNumResults() of them).
+LogicalResult replaceReshaped(PatternRewriter &rewriter, Ops &o, Operation *op,
+                              ArrayRef<Value> values) {
+  SmallVector<Value> results;
+  for (auto [v, r] : llvm::zip(values, op->getResults()))
+    results.push_back(o.reshape(v, typeOf(r).getShape()));
+  rewriter.replaceOp(op, results);
+  return success();
+}
 
-  Value cst(Type elem, double v) {
-    auto ty = RankedTensorType::get({}, elem);
-    Attribute attr;
-    if (isa<FloatType>(elem))
-      attr = b.getFloatAttr(elem, v);
-    else if (elem.isInteger(1))
-      attr = b.getIntegerAttr(elem, v != 0.0);
-    else
-      attr = b.getIntegerAttr(elem, static_cast<int64_t>(v));
-    return ConstantOp::create(b, loc, ty, DenseElementsAttr::get(ty, attr));
-  }
-  /// 0, 1, ..., n-1 (int64) laid out along `dim` of a rank-`rank` tensor.
-  Value iota(int64_t n, int64_t dim, int64_t rank) {
-    SmallVector<int64_t> shape(std::max<int64_t>(rank, 1), 1);
-    shape[dim] = n;
-    auto ty = RankedTensorType::get(shape, b.getI64Type());
-    SmallVector<APInt> values;
-    for (int64_t i = 0; i < n; ++i)
-      values.push_back(APInt(64, i));
-    return ConstantOp::create(b, loc, ty, DenseElementsAttr::get(ty, values));
-  }
-  Value cast(Value v, Type elem) {
-    auto ty = typeOf(v);
-    if (ty.getElementType() == elem)
-      return v;
-    return CastOp::create(b, loc, ty.clone(elem), v);
-  }
-  Value reshape(Value v, ArrayRef<int64_t> shape) {
-    auto ty = typeOf(v);
-    if (ty.getShape() == shape)
-      return v;
-    return ReshapeOp::create(b, loc, ty.clone(shape), v);
-  }
-  RankedTensorType bcast(Value x, Value y, Type elem) {
-    return RankedTensorType::get(
-        broadcastShapes(typeOf(x).getShape(), typeOf(y).getShape()), elem);
-  }
-  template <typename OpTy> Value bin(Value x, Value y) {
-    auto ty = bcast(x, y, typeOf(x).getElementType());
-    if constexpr (std::is_same_v<OpTy, AddOp> || std::is_same_v<OpTy, SubOp>)
-      return OpTy::create(b, loc, ty, x, y, llvm::APFloat(1.0));
-    else
-      return OpTy::create(b, loc, ty, x, y);
-  }
-  template <typename OpTy> Value cmp(Value x, Value y) {
-    return OpTy::create(b, loc, bcast(x, y, b.getI1Type()), x, y);
-  }
-  template <typename OpTy> Value un(Value x) {
-    return OpTy::create(b, loc, x.getType(), x);
-  }
-  Value add(Value x, Value y) { return bin<AddOp>(x, y); }
-  Value sub(Value x, Value y) { return bin<SubOp>(x, y); }
-  Value mul(Value x, Value y) { return bin<MulOp>(x, y); }
-  Value div(Value x, Value y) { return bin<DivOp>(x, y); }
-  Value where(Value c, Value x, Value y) {
-    auto shape = broadcastShapes(
-        broadcastShapes(typeOf(c).getShape(), typeOf(x).getShape()),
-        typeOf(y).getShape());
-    return WhereOp::create(
-        b, loc, RankedTensorType::get(shape, typeOf(x).getElementType()), c, x,
-        y);
-  }
-  Value isNaN(Value x) { return cmp<NeOp>(x, x); }
-  Value notOf(Value x) { return un<LogicalNotOp>(x); }
-
-  /// A reduction over `dims` (none on rank 0), keeping them as size 1 or not.
-  template <typename OpTy>
-  Value reduce(Value x, ArrayRef<int64_t> dims, bool keepdim,
-               Type elem = Type()) {
-    auto ty = typeOf(x);
-    SmallVector<int64_t> ds =
-        ty.getRank() ? SmallVector<int64_t>(dims) : SmallVector<int64_t>{};
-    SmallVector<int64_t> shape;
-    for (int64_t i = 0; i < ty.getRank(); ++i) {
-      if (!llvm::is_contained(ds, i))
-        shape.push_back(ty.getShape()[i]);
-      else if (keepdim)
-        shape.push_back(1);
-    }
-    auto resTy =
-        RankedTensorType::get(shape, elem ? elem : ty.getElementType());
-    return OpTy::create(b, loc, resTy, x, ds, keepdim);
-  }
-  SmallVector<int64_t> allDims(Value x) {
-    return llvm::to_vector(llvm::seq<int64_t>(0, typeOf(x).getRank()));
-  }
-  /// The number of elements that a reduction over `dims` folds.
-  double count(Value x, ArrayRef<int64_t> dims) {
-    auto ty = typeOf(x);
-    double n = 1;
-    if (ty.getRank())
-      for (int64_t d : dims)
-        n *= ty.getShape()[d];
-    return n;
-  }
-  /// The loss reduction: 0 none, 1 mean, 2 sum.
-  Value reduceLoss(Value l, int64_t reduction) {
-    if (reduction == 0)
-      return l;
-    if (reduction == 1)
-      return reduce<ReduceMeanOp>(l, allDims(l), false);
-    return reduce<ReduceSumOp>(l, allDims(l), false);
-  }
-};
+/// The input of a per-dim statistic: rank 0 and `dim`-less ops work on the
+/// flattened input along dim 0.
+std::pair<Value, int64_t> statInput(Ops &o, Value x,
+                                    std::optional<uint64_t> d) {
+  auto ty = typeOf(x);
+  if (d && ty.getRank() > 0)
+    return {x, (int64_t)*d};
+  return {o.reshape(x, {ty.getNumElements()}), 0};
+}
 
 struct DecomposeNansum : public OpRewritePattern<NansumOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -220,11 +132,10 @@ struct DecomposeVariance : public OpRewritePattern<OpTy> {
     Value r = o.div(ss, o.cst(ce, divisor));
     if (isStd)
       r = o.un<SqrtOp>(r);
-    SmallVector<Value> results{o.reshape(o.cast(r, elem), resTy.getShape())};
+    SmallVector<Value> results{o.cast(r, elem)};
     if (withMean)
-      results.push_back(o.reshape(o.cast(mean, elem), resTy.getShape()));
-    rewriter.replaceOp(op, results);
-    return success();
+      results.push_back(o.cast(mean, elem));
+    return replaceReshaped(rewriter, o, op, results);
   }
 };
 
@@ -286,9 +197,7 @@ struct DecomposeAminmax : public OpRewritePattern<AminmaxOp> {
         o.reduce<ReduceMinOp>(op.getInput(), op.getDims(), op.getKeepdim());
     Value mx =
         o.reduce<ReduceMaxOp>(op.getInput(), op.getDims(), op.getKeepdim());
-    rewriter.replaceOp(op, {o.reshape(mn, op.getMin().getType().getShape()),
-                            o.reshape(mx, op.getMax().getType().getShape())});
-    return success();
+    return replaceReshaped(rewriter, o, op, {mn, mx});
   }
 };
 
@@ -320,39 +229,53 @@ struct DecomposeKthvalue : public OpRewritePattern<KthvalueOp> {
       return success();
     }
     auto [v, i] = kthAlong(o, x, op.getK(), op.getDim());
-    rewriter.replaceOp(op,
-                       {o.reshape(v, op.getValues().getType().getShape()),
-                        o.reshape(i, op.getIndices().getType().getShape())});
-    return success();
+    return replaceReshaped(rewriter, o, op, {v, i});
   }
 };
 
-/// median / median_dim: the lower median; NaN (and the first NaN's index)
-/// where the slice has a NaN, as PyTorch.
-template <typename OpTy>
+/// median / median_dim and nanmedian / nanmedian_dim: the lower median along
+/// `dim` (of the flattened input without one); NaN for an empty input, as
+/// torch.median. median: NaN (and the first NaN's index) where the slice has
+/// a NaN. nanmedian: the sort puts NaN last, so the lower median of the c
+/// non-NaN values of a slice is its sorted entry (c - 1) / 2 (entry 0, a
+/// NaN, when c = 0), gathered per slice. Integers have no NaN: both are the
+/// k-th value.
+template <typename OpTy, bool ignoreNaN>
 struct DecomposeMedian : public OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
     Ops o{rewriter, op.getLoc()};
-    Value x = op.getInput();
+    auto [x, dim] = statInput(o, op.getInput(), op.getDim());
     auto ty = typeOf(x);
-    int64_t dim = 0;
-    if (op.getDim() && ty.getRank() > 0)
-      dim = *op.getDim();
-    else
-      x = o.reshape(x, {ty.getNumElements()});
-    int64_t n = typeOf(x).getShape()[dim];
-    if (n == 0) { // torch.median of an empty tensor is NaN
-      auto resTy = cast<RankedTensorType>(op->getResult(0).getType());
-      if (op->getNumResults() != 1 || !isa<FloatType>(resTy.getElementType()))
+    Type elem = ty.getElementType();
+    int64_t n = ty.getShape()[dim];
+    if (n == 0) {
+      if (op->getNumResults() != 1 || !isa<FloatType>(elem))
         return rewriter.notifyMatchFailure(op, "median of an empty slice");
-      rewriter.replaceOp(op, o.cst(resTy.getElementType(), std::nan("")));
+      rewriter.replaceOp(op, o.cst(elem, std::nan("")));
       return success();
     }
-    auto [v, i] = kthAlong(o, x, (n - 1) / 2 + 1, dim);
-    Type elem = ty.getElementType();
-    if (isa<FloatType>(elem)) {
+    Value v, i;
+    if (!isa<FloatType>(elem)) {
+      std::tie(v, i) = kthAlong(o, x, (n - 1) / 2 + 1, dim);
+    } else if (ignoreNaN) {
+      Type i64 = rewriter.getI64Type();
+      auto sort =
+          SortOp::create(rewriter, o.loc, ty, ty.clone(i64), x, dim, false);
+      Value count =
+          o.reduce<ReduceSumOp>(o.cast(o.notOf(o.isNaN(x)), i64), {dim}, true);
+      Value pos = o.bin<FloorDivideOp>(
+          o.max(o.sub(count, o.cst(i64, 1)), o.cst(i64, 0)), o.cst(i64, 2));
+      auto pick = [&](Value from) -> Value {
+        return GatherOp::create(
+            rewriter, o.loc, typeOf(pos).clone(typeOf(from).getElementType()),
+            from, pos, rewriter.getI64IntegerAttr(dim));
+      };
+      v = pick(sort.getValues());
+      i = pick(sort.getIndices());
+    } else {
+      std::tie(v, i) = kthAlong(o, x, (n - 1) / 2 + 1, dim);
       Value nan = o.isNaN(x);
       Value has = o.reduce<ReduceAnyOp>(nan, {dim}, true);
       auto idxTy = typeOf(has).clone(rewriter.getI64Type());
@@ -362,13 +285,7 @@ struct DecomposeMedian : public OpRewritePattern<OpTy> {
       v = o.where(has, o.cst(elem, std::nan("")), v);
       i = o.where(has, first, i);
     }
-    SmallVector<Value> results{o.reshape(
-        v, cast<RankedTensorType>(op->getResult(0).getType()).getShape())};
-    if (op->getNumResults() == 2)
-      results.push_back(o.reshape(
-          i, cast<RankedTensorType>(op->getResult(1).getType()).getShape()));
-    rewriter.replaceOp(op, results);
-    return success();
+    return replaceReshaped(rewriter, o, op, {v, i});
   }
 };
 
@@ -435,26 +352,17 @@ struct DecomposePointwiseLoss : public OpRewritePattern<OpTy> {
       }
     } else if constexpr (std::is_same_v<OpTy, SoftMarginLossOp>) {
       l = o.un<LogOp>(o.add(c(1.0), o.un<ExpOp>(o.un<NegOp>(o.mul(t, x)))));
-    } else if constexpr (std::is_same_v<OpTy, BinaryCrossEntropyOp>) {
+    } else {
+      static_assert(std::is_same_v<OpTy, BinaryCrossEntropyOp>);
       // (t - 1) * max(log(1 - x), -100) - t * max(log(x), -100)
       Value lo = o.bin<MaximumOp>(o.un<LogOp>(o.sub(c(1.0), x)), c(-100.0));
       Value lx = o.bin<MaximumOp>(o.un<LogOp>(x), c(-100.0));
       l = o.sub(o.mul(o.sub(t, c(1.0)), lo), o.mul(t, lx));
-    } else {
-      // (1 - t) * x - log_weight * log_sigmoid(x), with log_sigmoid(x) =
-      // min(x, 0) - log(1 + exp(-|x|)) and log_weight = (pw - 1) t + 1.
-      Value ls = o.sub(
-          o.bin<MinimumOp>(x, c(0.0)),
-          o.un<LogOp>(o.add(c(1.0), o.un<ExpOp>(o.un<NegOp>(o.un<AbsOp>(x))))));
-      if (Value pw = op.getPosWeight())
-        ls = o.mul(ls, o.add(o.mul(o.sub(o.cast(pw, ce), c(1.0)), t), c(1.0)));
-      l = o.sub(o.mul(o.sub(c(1.0), t), x), ls);
     }
-    if constexpr (std::is_same_v<OpTy, BinaryCrossEntropyOp> ||
-                  std::is_same_v<OpTy, BinaryCrossEntropyWithLogitsOp>)
+    if constexpr (std::is_same_v<OpTy, BinaryCrossEntropyOp>)
       if (Value w = op.getWeight())
         l = o.mul(l, o.cast(w, ce));
-    l = o.reduceLoss(l, op.getReduction());
+    l = reduceLoss(o, l, op.getReduction());
     l = o.cast(l, elem);
     if (typeOf(l).getShape() != op.getType().getShape())
       l = ExpandOp::create(rewriter, o.loc, op.getType(), l);
@@ -548,7 +456,7 @@ struct DecomposeMultiMarginLoss : public OpRewritePattern<MultiMarginLossOp> {
     if (Value w = op.getWeight())
       h = o.mul(h, pickClass(o, onehot, o.reshape(o.cast(w, ce), {c}), cdim));
     Value l = o.div(o.reduce<ReduceSumOp>(h, {cdim}, false), o.cst(ce, c));
-    l = o.reduceLoss(l, op.getReduction());
+    l = reduceLoss(o, l, op.getReduction());
     rewriter.replaceOp(op, o.reshape(o.cast(l, elem), op.getType().getShape()));
     return success();
   }
@@ -596,7 +504,7 @@ struct DecomposeMultilabelMarginLoss
     if (!perSample.empty())
       perSample.pop_back();
     l = o.reshape(l, perSample);
-    l = o.reduceLoss(l, op.getReduction());
+    l = reduceLoss(o, l, op.getReduction());
     rewriter.replaceOp(
         op, {o.reshape(o.cast(l, elem), op.getResult().getType().getShape()),
              o.reshape(o.cast(isTarget, elem),
@@ -608,65 +516,6 @@ struct DecomposeMultilabelMarginLoss
 //===----------------------------------------------------------------------===//
 // ---- search-stats-random-special (round 2): nanmedian, mode
 //===----------------------------------------------------------------------===//
-
-/// The input of a per-dim statistic: rank 0 and `dim`-less ops work on the
-/// flattened input along dim 0.
-std::pair<Value, int64_t> statInput(Ops &o, Value x,
-                                    std::optional<uint64_t> d) {
-  auto ty = typeOf(x);
-  if (d && ty.getRank() > 0)
-    return {x, (int64_t)*d};
-  return {o.reshape(x, {ty.getNumElements()}), 0};
-}
-
-/// nanmedian / nanmedian_dim: the sort puts NaN last, so the lower median of
-/// the c non-NaN values of a slice is its sorted entry (c - 1) / 2 (entry 0,
-/// a NaN, when c = 0), gathered per slice.
-template <typename OpTy>
-struct DecomposeNanmedian : public OpRewritePattern<OpTy> {
-  using OpRewritePattern<OpTy>::OpRewritePattern;
-  LogicalResult matchAndRewrite(OpTy op,
-                                PatternRewriter &rewriter) const override {
-    Ops o{rewriter, op.getLoc()};
-    auto [x, dim] = statInput(o, op.getInput(), op.getDim());
-    auto ty = typeOf(x);
-    Type elem = ty.getElementType();
-    int64_t n = ty.getShape()[dim];
-    auto resTy = cast<RankedTensorType>(op->getResult(0).getType());
-    if (n == 0) { // as torch.median: NaN
-      if (op->getNumResults() != 1 || !isa<FloatType>(elem))
-        return rewriter.notifyMatchFailure(op, "nanmedian of an empty slice");
-      rewriter.replaceOp(op, o.cst(elem, std::nan("")));
-      return success();
-    }
-    Value v, i;
-    if (!isa<FloatType>(elem)) {
-      std::tie(v, i) = kthAlong(o, x, (n - 1) / 2 + 1, dim);
-    } else {
-      Type i64 = rewriter.getI64Type();
-      auto sort =
-          SortOp::create(rewriter, o.loc, ty, ty.clone(i64), x, dim, false);
-      Value count =
-          o.reduce<ReduceSumOp>(o.cast(o.notOf(o.isNaN(x)), i64), {dim}, true);
-      Value pos = o.bin<FloorDivideOp>(
-          o.bin<MaximumOp>(o.sub(count, o.cst(i64, 1)), o.cst(i64, 0)),
-          o.cst(i64, 2));
-      auto pick = [&](Value from) -> Value {
-        return GatherOp::create(
-            rewriter, o.loc, typeOf(pos).clone(typeOf(from).getElementType()),
-            from, pos, rewriter.getI64IntegerAttr(dim));
-      };
-      v = pick(sort.getValues());
-      i = pick(sort.getIndices());
-    }
-    SmallVector<Value> results{o.reshape(v, resTy.getShape())};
-    if (op->getNumResults() == 2)
-      results.push_back(o.reshape(
-          i, cast<RankedTensorType>(op->getResult(1).getType()).getShape()));
-    rewriter.replaceOp(op, results);
-    return success();
-  }
-};
 
 /// mode: count[i] = #{j : x[j] == x[i]} along dim (a pairwise comparison);
 /// the value is the smallest of those with the top count, the index the last
@@ -710,10 +559,7 @@ struct DecomposeMode : public OpRewritePattern<ModeOp> {
                                               o.iota(n, dim, ty.getRank()),
                                               o.cst(i64, -1)),
                                       {dim}, true);
-    rewriter.replaceOp(op,
-                       {o.reshape(v, op.getValues().getType().getShape()),
-                        o.reshape(idx, op.getIndices().getType().getShape())});
-    return success();
+    return replaceReshaped(rewriter, o, op, {v, idx});
   }
 };
 // ---- end search-stats-random-special (round 2)
@@ -721,25 +567,25 @@ struct DecomposeMode : public OpRewritePattern<ModeOp> {
 
 void mlir::poptorch::populateReductionDecomposePatterns(
     RewritePatternSet &patterns) {
-  patterns.add<
-      DecomposeNansum, DecomposeCountNonzero, DecomposeLogsumexp,
-      DecomposeVariance<VarOp, false, false>,
-      DecomposeVariance<StdOp, true, false>,
-      DecomposeVariance<VarMeanOp, false, true>,
-      DecomposeVariance<StdMeanOp, true, true>, DecomposeVectorNorm,
-      DecomposeAminmax, DecomposeKthvalue,
-      DecomposeFullExtreme<MaxOp, ReduceMaxOp>,
-      DecomposeFullExtreme<MinOp, ReduceMinOp>, DecomposeMedian<MedianOp>,
-      DecomposeMedian<MedianDimOp>, DecomposeSafeSoftmax,
-      DecomposePointwiseLoss<MseLossOp>, DecomposePointwiseLoss<SmoothL1LossOp>,
-      DecomposePointwiseLoss<HuberLossOp>,
-      DecomposePointwiseLoss<SoftMarginLossOp>,
-      DecomposePointwiseLoss<BinaryCrossEntropyOp>,
-      DecomposePointwiseLoss<BinaryCrossEntropyWithLogitsOp>, DecomposeNllLoss,
-      DecomposeMultiMarginLoss, DecomposeMultilabelMarginLoss>(
+  patterns.add<DecomposeNansum, DecomposeCountNonzero, DecomposeLogsumexp,
+               DecomposeVariance<VarOp, false, false>,
+               DecomposeVariance<StdOp, true, false>,
+               DecomposeVariance<VarMeanOp, false, true>,
+               DecomposeVariance<StdMeanOp, true, true>, DecomposeVectorNorm,
+               DecomposeAminmax, DecomposeKthvalue,
+               DecomposeFullExtreme<MaxOp, ReduceMaxOp>,
+               DecomposeFullExtreme<MinOp, ReduceMinOp>,
+               DecomposeMedian<MedianOp, false>,
+               DecomposeMedian<MedianDimOp, false>, DecomposeSafeSoftmax,
+               DecomposePointwiseLoss<MseLossOp>,
+               DecomposePointwiseLoss<SmoothL1LossOp>,
+               DecomposePointwiseLoss<HuberLossOp>,
+               DecomposePointwiseLoss<SoftMarginLossOp>,
+               DecomposePointwiseLoss<BinaryCrossEntropyOp>, DecomposeNllLoss,
+               DecomposeMultiMarginLoss, DecomposeMultilabelMarginLoss>(
       patterns.getContext());
   // ---- search-stats-random-special (round 2)
-  patterns.add<DecomposeNanmedian<NanmedianOp>,
-               DecomposeNanmedian<NanmedianDimOp>, DecomposeMode>(
+  patterns.add<DecomposeMedian<NanmedianOp, true>,
+               DecomposeMedian<NanmedianDimOp, true>, DecomposeMode>(
       patterns.getContext());
 }

@@ -226,30 +226,17 @@ loopNest(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, ValueRange inits,
 /// The reduction `reduce` of two signless scalars of element type `elem`.
 static Value combine(OpBuilder &b, Location loc, StringRef reduce, Value acc,
                      Value v, Type elem) {
-  if (isa<FloatType>(elem)) {
-    if (reduce == "prod")
-      return arith::MulFOp::create(b, loc, acc, v);
-    if (reduce == "amax")
-      return arith::MaximumFOp::create(b, loc, acc, v);
-    if (reduce == "amin")
-      return arith::MinimumFOp::create(b, loc, acc, v);
-    return arith::AddFOp::create(b, loc, acc, v);
-  }
-  if (elem.isInteger(1)) {
-    if (reduce == "prod" || reduce == "amin")
-      return arith::AndIOp::create(b, loc, acc, v);
-    return arith::OrIOp::create(b, loc, acc, v);
-  }
-  bool u = isUnsignedInteger(elem);
-  if (reduce == "prod")
-    return arith::MulIOp::create(b, loc, acc, v);
-  if (reduce == "amax")
-    return u ? (Value)arith::MaxUIOp::create(b, loc, acc, v)
-             : (Value)arith::MaxSIOp::create(b, loc, acc, v);
-  if (reduce == "amin")
-    return u ? (Value)arith::MinUIOp::create(b, loc, acc, v)
-             : (Value)arith::MinSIOp::create(b, loc, acc, v);
-  return arith::AddIOp::create(b, loc, acc, v);
+  if (reduce == "amax" || reduce == "amin")
+    return createExtremum(b, loc, acc, v, reduce == "amax",
+                          isUnsignedInteger(elem));
+  if (isa<FloatType>(elem))
+    return reduce == "prod" ? (Value)arith::MulFOp::create(b, loc, acc, v)
+                            : (Value)arith::AddFOp::create(b, loc, acc, v);
+  if (elem.isInteger(1))
+    return reduce == "prod" ? (Value)arith::AndIOp::create(b, loc, acc, v)
+                            : (Value)arith::OrIOp::create(b, loc, acc, v);
+  return reduce == "prod" ? (Value)arith::MulIOp::create(b, loc, acc, v)
+                          : (Value)arith::AddIOp::create(b, loc, acc, v);
 }
 
 /// The identity of `reduce` as a signless scalar of element type `elem`.
@@ -259,16 +246,9 @@ static Value reduceIdentity(OpBuilder &b, Location loc, StringRef reduce,
   if (reduce == "prod")
     return createScalar(b, loc, t, 1.0);
   if (reduce == "amax")
-    return isUnsignedInteger(elem) ? createScalar(b, loc, t, 0.0)
-                                   : createLowest(b, loc, t);
-  if (reduce == "amin") {
-    if (isa<FloatType>(t))
-      return createScalar(b, loc, t, std::numeric_limits<double>::infinity());
-    unsigned w = t.getIntOrFloatBitWidth();
-    APInt v = isUnsignedInteger(elem) || w == 1 ? APInt::getMaxValue(w)
-                                                : APInt::getSignedMaxValue(w);
-    return arith::ConstantOp::create(b, loc, b.getIntegerAttr(t, v));
-  }
+    return createLowest(b, loc, t, isUnsignedInteger(elem));
+  if (reduce == "amin")
+    return createHighest(b, loc, t, isUnsignedInteger(elem));
   return createScalar(b, loc, t, 0.0);
 }
 

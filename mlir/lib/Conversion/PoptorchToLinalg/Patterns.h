@@ -43,8 +43,18 @@ Type getComputeType(Type t);
 Value createScalar(OpBuilder &b, Location loc, Type type, double v);
 
 /// The lowest value of `type`: -inf for floats, the signed minimum for ints
-/// (0 for i1 and unsigned types).
-Value createLowest(OpBuilder &b, Location loc, Type type);
+/// (0 for i1, and for signless ints holding unsigned values: `isUnsigned`).
+Value createLowest(OpBuilder &b, Location loc, Type type,
+                   bool isUnsigned = false);
+/// The highest value of `type`: +inf, the signed maximum for ints (the
+/// unsigned maximum for `isUnsigned`), true for i1.
+Value createHighest(OpBuilder &b, Location loc, Type type,
+                    bool isUnsigned = false);
+
+/// The larger (`isMax`) or smaller of two scalars of a signless type:
+/// NaN-propagating for floats, or / and for i1, unsigned for `isUnsigned`.
+Value createExtremum(OpBuilder &b, Location loc, Value x, Value y, bool isMax,
+                     bool isUnsigned);
 
 /// Converts one scalar with PyTorch's rules (float->int truncates toward zero,
 /// x->bool is x != 0, bool->x is 0/1). `srcUnsigned`/`dstUnsigned` carry the
@@ -79,6 +89,10 @@ AffineMap getBroadcastMap(MLIRContext *ctx, ArrayRef<int64_t> from,
 
 /// Elementwise conversion of a tensor to `elemType` (see convertScalar).
 Value castTensor(OpBuilder &b, Location loc, Value v, Type elemType);
+
+/// Reinterprets an unsigned-integer tensor as the signless integers arith
+/// computes on (the same bits); others unchanged.
+Value toSignlessTensor(OpBuilder &b, Location loc, Value v);
 
 /// Inside a linalg body, reinterprets an unsigned-integer scalar as the
 /// signless integer arith computes on (and back). tensor.bitcast does not

@@ -16,40 +16,12 @@
 //===----------------------------------------------------------------------===//
 #include "Conversion/PoptorchToLinalg/Patterns.h"
 
-#include <limits>
-
 using namespace mlir;
 using namespace mlir::poptorch;
 
 namespace {
 
 enum class ReduceKind { Sum, Mean, Max, Min, Prod, All, Any };
-
-/// The highest value of a (signless) type: +inf, the signed or unsigned
-/// maximum, true.
-Value createHighest(OpBuilder &b, Location loc, Type type, bool isUnsigned) {
-  if (isa<FloatType>(type))
-    return createScalar(b, loc, type, std::numeric_limits<double>::infinity());
-  unsigned w = cast<IntegerType>(type).getWidth();
-  APInt v = (isUnsigned || w == 1) ? APInt::getMaxValue(w)
-                                   : APInt::getSignedMaxValue(w);
-  return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, v));
-}
-
-Value createLowestOf(OpBuilder &b, Location loc, Type type, bool isUnsigned) {
-  if (isUnsigned)
-    return createScalar(b, loc, type, 0);
-  return createLowest(b, loc, type);
-}
-
-/// Reinterprets an unsigned-integer tensor as the signless integers arith
-/// computes on (the same bits); others unchanged.
-Value toSignlessTensor(OpBuilder &b, Location loc, Value v) {
-  Type elem = getTensorType(v).getElementType();
-  if (!isUnsignedInteger(elem))
-    return v;
-  return castTensor(b, loc, v, toSignlessType(elem));
-}
 
 template <typename OpTy, ReduceKind kind>
 struct ReduceLowering : public OpConversionPattern<OpTy> {
@@ -112,7 +84,7 @@ struct ReduceLowering : public OpConversionPattern<OpTy> {
     Value identity;
     switch (kind) {
     case ReduceKind::Max:
-      identity = createLowestOf(rewriter, loc, acc, isUnsigned);
+      identity = createLowest(rewriter, loc, acc, isUnsigned);
       break;
     case ReduceKind::Min:
       identity = createHighest(rewriter, loc, acc, isUnsigned);
@@ -127,7 +99,6 @@ struct ReduceLowering : public OpConversionPattern<OpTy> {
     Value init = createFilled(
         rewriter, loc, RankedTensorType::get(reducedShape, acc), identity);
     bool isFloat = isa<FloatType>(acc);
-    bool isBool = acc.isInteger(1);
     Value reduced =
         linalg::ReduceOp::create(
             rewriter, loc, ValueRange{x}, ValueRange{init}, dims,
@@ -150,24 +121,9 @@ struct ReduceLowering : public OpConversionPattern<OpTy> {
                 r = arith::OrIOp::create(b, nloc, a, c);
                 break;
               case ReduceKind::Max:
-                if (isFloat)
-                  r = arith::MaximumFOp::create(b, nloc, a, c);
-                else if (isBool)
-                  r = arith::OrIOp::create(b, nloc, a, c);
-                else if (isUnsigned)
-                  r = arith::MaxUIOp::create(b, nloc, a, c);
-                else
-                  r = arith::MaxSIOp::create(b, nloc, a, c);
-                break;
               case ReduceKind::Min:
-                if (isFloat)
-                  r = arith::MinimumFOp::create(b, nloc, a, c);
-                else if (isBool)
-                  r = arith::AndIOp::create(b, nloc, a, c);
-                else if (isUnsigned)
-                  r = arith::MinUIOp::create(b, nloc, a, c);
-                else
-                  r = arith::MinSIOp::create(b, nloc, a, c);
+                r = createExtremum(b, nloc, a, c, kind == ReduceKind::Max,
+                                   isUnsigned);
                 break;
               }
               linalg::YieldOp::create(b, nloc, r);
@@ -254,7 +210,7 @@ struct ArgReduceLowering : public OpConversionPattern<OpTy> {
     Type i64 = rewriter.getI64Type();
     Value initV =
         createFilled(rewriter, loc, RankedTensorType::get(outShape, acc),
-                     isMax ? createLowestOf(rewriter, loc, acc, isUnsigned)
+                     isMax ? createLowest(rewriter, loc, acc, isUnsigned)
                            : createHighest(rewriter, loc, acc, isUnsigned));
     Value initI =
         createFilled(rewriter, loc, RankedTensorType::get(outShape, i64),

@@ -111,14 +111,6 @@ Type scanAccType(Type t) {
   return IntegerType::get(t.getContext(), 64);
 }
 
-/// Reinterprets unsigned integers as signless (the same bits).
-Value signless(OpBuilder &b, Location loc, Value v) {
-  Type elem = getTensorType(v).getElementType();
-  if (!isUnsignedInteger(elem))
-    return v;
-  return castTensor(b, loc, v, toSignlessType(elem));
-}
-
 /// Rank-0 operands are scanned / sorted as 1-element vectors.
 Value atLeast1D(OpBuilder &b, Location loc, Value v) {
   if (getTensorType(v).getRank() > 0)
@@ -145,7 +137,7 @@ struct ScanLowering : public OpConversionPattern<OpTy> {
       return op.emitOpError("needs a floating-point input");
     bool isUnsigned = isUnsignedInteger(elem);
     int64_t dim = op.getDim();
-    Value x = atLeast1D(rewriter, loc, signless(rewriter, loc, input));
+    Value x = atLeast1D(rewriter, loc, toSignlessTensor(rewriter, loc, input));
     auto xTy = getTensorType(x);
     bool isArg = kind == ScanKind::Max || kind == ScanKind::Min;
     // f16/bf16 compare in f32 (exact; LLVM has no bf16 compares on x86).
@@ -163,19 +155,9 @@ struct ScanLowering : public OpConversionPattern<OpTy> {
       identity = createScalar(rewriter, loc, acc,
                               -std::numeric_limits<double>::infinity());
     else if (kind == ScanKind::Max)
-      identity = isUnsigned ? createScalar(rewriter, loc, acc, 0.0)
-                            : createLowest(rewriter, loc, acc);
-    else if (isFloat)
-      identity = createScalar(rewriter, loc, acc,
-                              std::numeric_limits<double>::infinity());
+      identity = createLowest(rewriter, loc, acc, isUnsigned);
     else
-      identity = arith::ConstantOp::create(
-          rewriter, loc,
-          rewriter.getIntegerAttr(
-              acc,
-              (isUnsigned || acc.isInteger(1))
-                  ? APInt::getMaxValue(acc.getIntOrFloatBitWidth())
-                  : APInt::getSignedMaxValue(acc.getIntOrFloatBitWidth())));
+      identity = createHighest(rewriter, loc, acc, isUnsigned);
     SmallVector<Value> inits{createFilled(
         rewriter, loc, RankedTensorType::get(xTy.getShape(), acc), identity)};
     if (isArg)
@@ -271,7 +253,7 @@ struct SortLowering : public OpConversionPattern<SortOp> {
     bool isUnsigned = isUnsignedInteger(elem);
     bool descending = op.getDescending();
     int64_t dim = op.getDim();
-    Value x = atLeast1D(rewriter, loc, signless(rewriter, loc, input));
+    Value x = atLeast1D(rewriter, loc, toSignlessTensor(rewriter, loc, input));
     // f16/bf16 compare in f32 (exact; LLVM has no bf16 compares on x86).
     x = castTensor(rewriter, loc, x,
                    getComputeType(getTensorType(x).getElementType()));
@@ -382,7 +364,7 @@ Value createFoldGeneric(
 
 /// Signless, f16/bf16 widened to f32 (exact for comparisons).
 Value comparable(OpBuilder &b, Location loc, Value v) {
-  v = signless(b, loc, v);
+  v = toSignlessTensor(b, loc, v);
   return castTensor(b, loc, v,
                     getComputeType(getTensorType(v).getElementType()));
 }

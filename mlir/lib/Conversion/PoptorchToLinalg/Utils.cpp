@@ -47,14 +47,40 @@ Value mlir::poptorch::createScalar(OpBuilder &b, Location loc, Type type,
   return arith::ConstantOp::create(b, loc, attr);
 }
 
-Value mlir::poptorch::createLowest(OpBuilder &b, Location loc, Type type) {
+Value mlir::poptorch::createLowest(OpBuilder &b, Location loc, Type type,
+                                   bool isUnsigned) {
   if (isa<FloatType>(type))
     return createScalar(b, loc, type, -std::numeric_limits<double>::infinity());
   auto it = cast<IntegerType>(type);
-  if (it.getWidth() == 1)
+  if (it.getWidth() == 1 || isUnsigned)
     return createScalar(b, loc, type, 0);
   return arith::ConstantOp::create(
       b, loc, b.getIntegerAttr(type, APInt::getSignedMinValue(it.getWidth())));
+}
+
+Value mlir::poptorch::createHighest(OpBuilder &b, Location loc, Type type,
+                                    bool isUnsigned) {
+  if (isa<FloatType>(type))
+    return createScalar(b, loc, type, std::numeric_limits<double>::infinity());
+  unsigned w = cast<IntegerType>(type).getWidth();
+  APInt v = (isUnsigned || w == 1) ? APInt::getMaxValue(w)
+                                   : APInt::getSignedMaxValue(w);
+  return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, v));
+}
+
+Value mlir::poptorch::createExtremum(OpBuilder &b, Location loc, Value x,
+                                     Value y, bool isMax, bool isUnsigned) {
+  if (isa<FloatType>(x.getType()))
+    return isMax ? (Value)arith::MaximumFOp::create(b, loc, x, y)
+                 : (Value)arith::MinimumFOp::create(b, loc, x, y);
+  if (x.getType().isInteger(1))
+    return isMax ? (Value)arith::OrIOp::create(b, loc, x, y)
+                 : (Value)arith::AndIOp::create(b, loc, x, y);
+  if (isUnsigned)
+    return isMax ? (Value)arith::MaxUIOp::create(b, loc, x, y)
+                 : (Value)arith::MinUIOp::create(b, loc, x, y);
+  return isMax ? (Value)arith::MaxSIOp::create(b, loc, x, y)
+               : (Value)arith::MinSIOp::create(b, loc, x, y);
 }
 
 Value mlir::poptorch::convertScalar(OpBuilder &b, Location loc, Value v,
@@ -251,6 +277,13 @@ Value mlir::poptorch::castTensor(OpBuilder &b, Location loc, Value v,
             convertScalar(nb, nloc, x, dstSignless, srcUnsigned, dstUnsigned);
         return scalarFromSignless(nb, nloc, r, elemType);
       });
+}
+
+Value mlir::poptorch::toSignlessTensor(OpBuilder &b, Location loc, Value v) {
+  Type elem = getTensorType(v).getElementType();
+  if (!isUnsignedInteger(elem))
+    return v;
+  return castTensor(b, loc, v, toSignlessType(elem));
 }
 
 DenseIntElementsAttr mlir::poptorch::getI64Elements(OpBuilder &b,

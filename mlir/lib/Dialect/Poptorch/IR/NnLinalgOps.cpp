@@ -7,21 +7,11 @@
 // disagree with it, and reject the configurations poptorch does not compile.
 //
 //===----------------------------------------------------------------------===//
+#include "VerifyUtils.h"
 #include "poptorch/Dialect/Poptorch/IR/PoptorchDialect.h"
 
 using namespace mlir;
 using namespace mlir::poptorch;
-
-static RankedTensorType rtt(Value v) {
-  return cast<RankedTensorType>(v.getType());
-}
-
-static LogicalResult checkDim(Operation *op, int64_t dim, int64_t rank) {
-  if (dim < 0 || dim >= std::max<int64_t>(rank, 1))
-    return op->emitOpError("dim ")
-           << dim << " is out of range for rank " << rank;
-  return success();
-}
 
 static LogicalResult sameElementType(Operation *op, ValueRange values) {
   Type elem = rtt(op->getResult(0)).getElementType();

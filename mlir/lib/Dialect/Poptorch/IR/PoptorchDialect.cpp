@@ -1,5 +1,6 @@
 //===- PoptorchDialect.cpp - dialect registration, verifiers, folders -----===//
 #include "poptorch/Dialect/Poptorch/IR/PoptorchDialect.h"
+#include "VerifyUtils.h"
 #include "poptorch/Dialect/Poptorch/IR/Broadcast.h"
 
 #include "mlir/IR/Builders.h"
@@ -20,10 +21,6 @@ void PoptorchDialect::initialize() {
 #define GET_OP_LIST
 #include "poptorch/Dialect/Poptorch/IR/PoptorchOps.cpp.inc"
       >();
-}
-
-static RankedTensorType rtt(Value v) {
-  return cast<RankedTensorType>(v.getType());
 }
 
 /// Operands other than bool conditions share one element type; the result
@@ -56,14 +53,6 @@ LogicalResult mlir::OpTrait::poptorch::verifyElementwiseOp(Operation *op) {
       return op->emitOpError("operand shape ")
              << ty << " does not broadcast to the result shape " << resTy;
   }
-  return success();
-}
-
-static LogicalResult checkDim(Operation *op, int64_t dim, int64_t rank,
-                              StringRef what = "dim") {
-  if (dim < 0 || dim >= std::max<int64_t>(rank, 1))
-    return op->emitOpError()
-           << what << " " << dim << " is out of range for rank " << rank;
   return success();
 }
 

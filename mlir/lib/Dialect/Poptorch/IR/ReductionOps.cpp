@@ -6,23 +6,13 @@
 // table row or a decomposition.
 //
 //===----------------------------------------------------------------------===//
+#include "VerifyUtils.h"
 #include "poptorch/Dialect/Poptorch/IR/PoptorchDialect.h"
 
 #include "llvm/ADT/SmallSet.h"
 
 using namespace mlir;
 using namespace mlir::poptorch;
-
-static RankedTensorType rtt(Value v) {
-  return cast<RankedTensorType>(v.getType());
-}
-
-static LogicalResult checkDimInRange(Operation *op, int64_t dim, int64_t rank) {
-  if (dim < 0 || dim >= std::max<int64_t>(rank, 1))
-    return op->emitOpError("dim ")
-           << dim << " is out of range for rank " << rank;
-  return success();
-}
 
 /// The shape of a reduction of `in` over `dims` (none: all).
 static SmallVector<int64_t> reducedShape(RankedTensorType in,
@@ -44,7 +34,7 @@ static LogicalResult verifyReduction(Operation *op, Value input,
   auto in = rtt(input);
   llvm::SmallSet<int64_t, 4> seen;
   for (int64_t d : dims) {
-    if (failed(checkDimInRange(op, d, in.getRank())))
+    if (failed(checkDim(op, d, in.getRank())))
       return failure();
     if (!seen.insert(d).second)
       return op->emitOpError("dim ") << d << " appears more than once";
@@ -100,7 +90,7 @@ template <typename OpTy> static LogicalResult verifyArgReduce(OpTy op) {
   auto in = rtt(op.getInput());
   SmallVector<int64_t> dims;
   if (auto d = op.getDim()) {
-    if (failed(checkDimInRange(op, *d, in.getRank())))
+    if (failed(checkDim(op, *d, in.getRank())))
       return failure();
     if (in.getRank() > 0)
       dims.push_back(*d);
@@ -150,7 +140,7 @@ LogicalResult MedianOp::verify() {
 
 template <typename OpTy> static LogicalResult verifyScan(OpTy op) {
   auto in = rtt(op.getInput());
-  if (failed(checkDimInRange(op, op.getDim(), in.getRank())))
+  if (failed(checkDim(op, op.getDim(), in.getRank())))
     return failure();
   for (Value r : op->getResults())
     if (rtt(r).getShape() != in.getShape())
@@ -172,7 +162,7 @@ LogicalResult CumminOp::verify() { return verifyScan(*this); }
 LogicalResult SortOp::verify() {
   auto in = rtt(getInput());
   int64_t dim = getDim();
-  if (failed(checkDimInRange(*this, dim, in.getRank())))
+  if (failed(checkDim(*this, dim, in.getRank())))
     return failure();
   auto v = rtt(getValues());
   if (v.getShape() != rtt(getIndices()).getShape() ||
@@ -206,7 +196,7 @@ LogicalResult KthvalueOp::verify() {
 LogicalResult SafeSoftmaxOp::verify() {
   if (getInput().getType() != getType())
     return emitOpError("result type must equal the input type");
-  return checkDimInRange(*this, getDim(), rtt(getInput()).getRank());
+  return checkDim(*this, getDim(), rtt(getInput()).getRank());
 }
 
 template <typename OpTy> static LogicalResult verifyLoss(OpTy op) {
@@ -223,9 +213,6 @@ LogicalResult SmoothL1LossOp::verify() { return verifyLoss(*this); }
 LogicalResult HuberLossOp::verify() { return verifyLoss(*this); }
 LogicalResult SoftMarginLossOp::verify() { return verifyLoss(*this); }
 LogicalResult BinaryCrossEntropyOp::verify() { return verifyLoss(*this); }
-LogicalResult BinaryCrossEntropyWithLogitsOp::verify() {
-  return verifyLoss(*this);
-}
 LogicalResult MultiMarginLossOp::verify() { return verifyLoss(*this); }
 LogicalResult NllLossOp::verify() { return verifyLoss(*this); }
 LogicalResult MultilabelMarginLossOp::verify() { return verifyLoss(*this); }

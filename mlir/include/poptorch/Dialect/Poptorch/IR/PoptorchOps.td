@@ -457,16 +457,6 @@ def Poptorch_BinaryCrossEntropyOp : Poptorch_LossOp<"binary_cross_entropy", (ins
     $input `,` $target (`weight` $weight^)? attr-dict `:` functional-type(operands, results)
   }];
 }
-def Poptorch_BinaryCrossEntropyWithLogitsOp
-    : Poptorch_LossOp<"binary_cross_entropy_with_logits", (ins),
-        (ins Optional<Poptorch_Tensor>:$weight, Optional<Poptorch_Tensor>:$pos_weight),
-        (outs Poptorch_Tensor:$result), [AttrSizedOperandSegments]> {
-  let summary = "binary cross entropy of sigmoid(input), with pos_weight";
-  let assemblyFormat = [{
-    $input `,` $target (`weight` $weight^)? (`pos_weight` $pos_weight^)? attr-dict
-    `:` functional-type(operands, results)
-  }];
-}
 def Poptorch_MultiMarginLossOp : Poptorch_LossOp<"multi_margin_loss",
     (ins DefaultValuedAttr<F64Attr, "1.0">:$p, DefaultValuedAttr<F64Attr, "1.0">:$margin),
     (ins Optional<Poptorch_Tensor>:$weight)> {
