@@ -6,6 +6,9 @@
 // by expansion, which turns linalg.matmul into a linalg.generic that the
 // codegen strategy no longer recognises as a matmul.
 //
+// Element reads (`tensor.extract`) from a transposed tensor read the
+// transpose's input instead, so a gather never materializes a transpose.
+//
 //===----------------------------------------------------------------------===//
 #include "poptorch/Transforms/Passes.h"
 
@@ -43,12 +46,35 @@ static bool shouldFuse(OpOperand *operand) {
 }
 
 namespace {
+/// An element read (`tensor.extract`, a gather's body) from a transposed
+/// tensor reads the transpose's input at the permuted position: the
+/// transpose is never materialized for a gather (an embedding that reads a
+/// prepacked, transposed table).
+struct ExtractFromTranspose : public OpRewritePattern<tensor::ExtractOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tensor::ExtractOp op,
+                                PatternRewriter &rewriter) const override {
+    auto transpose = op.getTensor().getDefiningOp<linalg::TransposeOp>();
+    if (!transpose)
+      return failure();
+    // result[i_0, ..., i_n] = input[j] with j[perm[k]] = i_k.
+    ArrayRef<int64_t> perm = transpose.getPermutation();
+    SmallVector<Value> indices(perm.size());
+    for (auto [k, p] : llvm::enumerate(perm))
+      indices[p] = op.getIndices()[k];
+    rewriter.replaceOpWithNewOp<tensor::ExtractOp>(op, transpose.getInput(),
+                                                   indices);
+    return success();
+  }
+};
+
 struct FuseElementwisePass
     : public poptorch::impl::PoptorchFuseElementwiseBase<FuseElementwisePass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
     linalg::populateElementwiseOpsFusionPatterns(patterns, shouldFuse);
+    patterns.add<ExtractFromTranspose>(ctx);
     linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, shouldFuse);
     tensor::populateBubbleUpExpandShapePatterns(patterns);
     affine::AffineApplyOp::getCanonicalizationPatterns(patterns, ctx);

@@ -9,3 +9,12 @@ func.func @erf_vector(%v: vector<8xf32>) -> vector<8xf32> {
   %0 = math.erf %v : vector<8xf32>
   return %0 : vector<8xf32>
 }
+
+// tanh likewise (LLVM scalarizes its intrinsic on vectors into libm calls).
+// CHECK-LABEL: func.func @tanh_vector
+// CHECK-NOT: math.tanh
+// CHECK: return
+func.func @tanh_vector(%v: vector<8xf32>) -> vector<8xf32> {
+  %0 = math.tanh %v : vector<8xf32>
+  return %0 : vector<8xf32>
+}

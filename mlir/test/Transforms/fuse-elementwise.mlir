@@ -47,3 +47,28 @@ func.func @linear_3d(%x: tensor<2x64x256xf32>, %w: tensor<256x512xf32>, %b: tens
   } -> tensor<2x64x512xf32>
   return %r : tensor<2x64x512xf32>
 }
+
+// -----
+
+// A gather from a transposed table reads the table at the permuted position:
+// the transpose is not materialized.
+// CHECK-LABEL: func.func @gather_through_transpose
+// CHECK-SAME: %[[W:.*]]: tensor<4x5xf32>
+// CHECK-NOT: linalg.transpose
+// CHECK: linalg.generic
+// CHECK: %[[ROW:.*]] = arith.index_cast
+// CHECK: %[[COL:.*]] = linalg.index 1
+// CHECK: tensor.extract %[[W]][%[[COL]], %[[ROW]]]
+func.func @gather_through_transpose(%w: tensor<4x5xf32>, %ids: tensor<3xi64>) -> tensor<3x4xf32> {
+  %e = tensor.empty() : tensor<5x4xf32>
+  %t = linalg.transpose ins(%w : tensor<4x5xf32>) outs(%e : tensor<5x4xf32>) permutation = [1, 0]
+  %o = tensor.empty() : tensor<3x4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%ids : tensor<3xi64>) outs(%o : tensor<3x4xf32>) {
+  ^bb0(%i: i64, %out: f32):
+    %row = arith.index_cast %i : i64 to index
+    %col = linalg.index 1 : index
+    %v = tensor.extract %t[%row, %col] : tensor<5x4xf32>
+    linalg.yield %v : f32
+  } -> tensor<3x4xf32>
+  return %r : tensor<3x4xf32>
+}

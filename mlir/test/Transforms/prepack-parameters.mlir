@@ -25,3 +25,34 @@ func.func @kept(%w: tensor<3x4xf32> {poptorch.role = "parameter"},
   %u = poptorch.permute %x {dims = array<i64: 1, 0>} : tensor<3x4xf32> -> tensor<4x3xf32>
   return %t, %w, %u : tensor<4x3xf32>, tensor<3x4xf32>, tensor<4x3xf32>
 }
+
+// -----
+
+// A table shared by an embedding and a linear head (tied weights) is taken
+// transposed for the head; the embedding reads it through the inverse
+// permutation.
+// CHECK-LABEL: func.func @tied
+// CHECK-SAME: %[[W:arg[0-9]+]]: tensor<4x5xf32> {poptorch.permuted = array<i64: 1, 0>, poptorch.role = "parameter"}
+// CHECK: %[[T:.*]] = poptorch.permute %[[W]] {dims = array<i64: 1, 0>} : tensor<4x5xf32> -> tensor<5x4xf32>
+// CHECK: poptorch.embedding %[[T]], %arg1
+// CHECK-NOT: poptorch.permute
+// CHECK: poptorch.matmul %{{.*}}, %[[W]]
+func.func @tied(%w: tensor<5x4xf32> {poptorch.role = "parameter"},
+                %ids: tensor<3xi64> {poptorch.role = "input"}) -> tensor<3x5xf32> {
+  %x = poptorch.embedding %w, %ids : (tensor<5x4xf32>, tensor<3xi64>) -> tensor<3x4xf32>
+  %t = poptorch.permute %w {dims = array<i64: 1, 0>} : tensor<5x4xf32> -> tensor<4x5xf32>
+  %y = poptorch.matmul %x, %t : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
+  return %y : tensor<3x5xf32>
+}
+
+// -----
+
+// An embedding table without a permuting use stays as it is.
+// CHECK-LABEL: func.func @embedding_only
+// CHECK-SAME: %arg0: tensor<5x4xf32> {poptorch.role = "parameter"}
+// CHECK-NOT: poptorch.permute
+func.func @embedding_only(%w: tensor<5x4xf32> {poptorch.role = "parameter"},
+                          %ids: tensor<3xi64> {poptorch.role = "input"}) -> tensor<3x4xf32> {
+  %x = poptorch.embedding %w, %ids : (tensor<5x4xf32>, tensor<3xi64>) -> tensor<3x4xf32>
+  return %x : tensor<3x4xf32>
+}

@@ -33,7 +33,9 @@ def PoptorchFuseElementwise : Pass<"poptorch-fuse-elementwise", "func::FuncOp"> 
     control function that never rewrites a named contraction (matmul,
     batch_matmul, ...) or convolution/pooling op, so that
     poptorch-tile-and-vectorize can still match them. A producer is fused
-    only into its single user.
+    only into its single user. A `tensor.extract` of a `linalg.transpose`
+    reads the transpose's input at the permuted position (a gather never
+    materializes a transpose).
   }];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
@@ -102,9 +104,10 @@ def PoptorchKernelCodegen : Pass<"poptorch-kernel-codegen", "ModuleOp"> {
 def PoptorchApproximateMath : Pass<"poptorch-approximate-math"> {
   let summary = "Replace math ops that have no LLVM intrinsic by polynomial approximations";
   let description = [{
-    Rewrites math.erf (scalar or vector) into arith ops, so that vectorized
-    elementwise code stays vectorized instead of becoming one libm call per
-    element.
+    Rewrites math.erf and f32 math.tanh (scalar or vector) into arith ops,
+    so that vectorized elementwise code stays vectorized instead of becoming
+    one libm call per element (LLVM's tanh intrinsic has no vector
+    instruction either).
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::vector::VectorDialect"];
 }
@@ -126,7 +129,10 @@ def PoptorchPrepackParameters : Pass<"poptorch-prepack-parameters", "func::FuncO
     one and the same `poptorch.permute` becomes an argument of the permuted
     type, marked `poptorch.permuted = array<i64: dims>`; the runtime applies
     the permutation once, when it uploads the weights, instead of on every
-    call (the transposed weight of every linear layer).
+    call (the transposed weight of every linear layer). Embedding lookups
+    of the parameter do not prevent it (a table tied with a linear head):
+    they read the prepacked argument through the inverse `poptorch.permute`,
+    which poptorch-fuse-elementwise folds into their element reads.
   }];
 }
 
