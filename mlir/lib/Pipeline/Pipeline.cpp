@@ -24,6 +24,7 @@
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <thread>
 
 using namespace mlir;
@@ -37,7 +38,11 @@ namespace {
 /// work loses 50-70 us. The cause is waking the idle second vCPU (the async
 /// workers sleep when idle): with a nice-19 spinner keeping that vCPU awake,
 /// 128x512x512 already runs 1.65x faster.
-constexpr int64_t kMinParallelCost = int64_t(1) << 28;
+/// Convolutions were re-measured (2026-11-29, side_by_side.py --env, min of
+/// 40 calls on a loaded machine): ResNet-18's 3x3 convolutions all cost about
+/// 2.3e8 (under 2^28, so they ran on one core); with 2^27 the whole model ran
+/// 122 -> 53 ms, the 64->64 3x3 on 56x56 79 -> 85 GFLOP/s.
+constexpr int64_t kMinParallelCost = int64_t(1) << 27;
 
 /// Blocks that async-parallel-for cuts a parallel loop into are sized for
 /// this many workers: the cores this process may use.
@@ -45,9 +50,17 @@ unsigned numWorkers() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
+/// The options of poptorch-tile-and-vectorize: min-parallel-cost, or the text
+/// of POPTORCH_TILE_OPTIONS when set (e.g. "min-parallel-cost=67108864
+/// pack-rhs=false"), for measuring the code generator's choices side by side
+/// (benchmarks/side_by_side.py --env). The stage text, and so the executable
+/// cache key, carries them.
 std::string tileAndVectorizeStage() {
-  return "builtin.module(poptorch-tile-and-vectorize{min-parallel-cost=" +
-         std::to_string(kMinParallelCost) + "}, canonicalize, cse)";
+  std::string options = "min-parallel-cost=" + std::to_string(kMinParallelCost);
+  if (const char *env = std::getenv("POPTORCH_TILE_OPTIONS"))
+    options = env;
+  return "builtin.module(poptorch-tile-and-vectorize{" + options +
+         "}, canonicalize, cse)";
 }
 
 /// scf.forall loops of the tiling pass become scf.parallel and then tasks of

@@ -16,6 +16,18 @@ func.func @matmul_2d(%a: tensor<3x4xf32>, %b: tensor<4x5xf32>) -> tensor<3x5xf32
 
 // -----
 
+// bfloat16 products accumulate in float32 and round once (like eager).
+// CHECK-LABEL: func.func @matmul_bf16
+// CHECK: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<3x5xf32>)
+// CHECK: %[[M:.*]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<3x4xbf16>, tensor<4x5xbf16>) outs(%[[F]] : tensor<3x5xf32>)
+// CHECK: arith.truncf {{.*}} : f32 to bf16
+func.func @matmul_bf16(%a: tensor<3x4xbf16>, %b: tensor<4x5xbf16>) -> tensor<3x5xbf16> {
+  %0 = poptorch.matmul %a, %b : (tensor<3x4xbf16>, tensor<4x5xbf16>) -> tensor<3x5xbf16>
+  return %0 : tensor<3x5xbf16>
+}
+
+// -----
+
 // Batched activations times a matrix: one matmul over the flattened rows.
 // CHECK-LABEL: func.func @matmul_batched_weight
 // CHECK: %[[L:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<2x3x4xf32> into tensor<6x4xf32>

@@ -2,6 +2,7 @@
 // elementwise consumer fused on the accumulator, peeled partial tiles,
 // vectorized elementwise ops.
 // RUN: poptorch-opt %s -split-input-file --poptorch-tile-and-vectorize --canonicalize --cse | FileCheck %s
+// RUN: poptorch-opt %s -split-input-file --poptorch-tile-and-vectorize=pack-rhs=false --canonicalize --cse | FileCheck %s --check-prefix=NOPACK
 
 // An 8x32 accumulator block stays in registers across the k loop (k unrolled
 // by 8 into FMAs); bias + relu run on it before the single store. The column
@@ -99,4 +100,28 @@ func.func @elementwise(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
 func.func @conv(%x: tensor<1x3x10x10xf32>, %w: tensor<8x3x3x3xf32>, %init: tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32> {
   %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x3x10x10xf32>, tensor<8x3x3x3xf32>) outs(%init : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
   return %r : tensor<1x8x8x8xf32>
+}
+
+// -----
+
+// B rows 16 KB apart: each column block's 64 x 32 panel of B is copied into
+// a contiguous buffer (one vector per row) before the row blocks that reuse
+// it, and the micro-kernel reads B from the panel.
+// CHECK-LABEL: func.func @matmul_packed_panel
+// CHECK: scf.for %[[J:.*]] = %c0 to %c4096 step %c32
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<64x32xf32>
+// CHECK: %[[P:.*]] = scf.for %[[K:.*]] = %c0 to %c64 step %c1 iter_args(%[[A:.*]] = %[[E]])
+// CHECK: %[[V:.*]] = vector.transfer_read %{{.*}}[%[[K]], %[[J]]]{{.*}} : tensor<64x4096xf32>, vector<1x32xf32>
+// CHECK: vector.transfer_write %[[V]], %[[A]][%[[K]], %c0]
+// CHECK: scf.for {{.*}} = %c0 to %c16 step %c8
+// CHECK: vector.transfer_read %[[P]]{{.*}} : tensor<64x32xf32>, vector<8x32xf32>
+// NOPACK-LABEL: func.func @matmul_packed_panel
+// NOPACK-NOT: tensor<64x32xf32>
+// NOPACK: vector.transfer_read {{.*}} : tensor<64x4096xf32>, vector<8x32xf32>
+func.func @matmul_packed_panel(%a: tensor<16x64xf32>, %b: tensor<64x4096xf32>) -> tensor<16x4096xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x4096xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<16x4096xf32>) -> tensor<16x4096xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<16x64xf32>, tensor<64x4096xf32>) outs(%f : tensor<16x4096xf32>) -> tensor<16x4096xf32>
+  return %m : tensor<16x4096xf32>
 }

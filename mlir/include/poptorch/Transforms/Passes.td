@@ -59,7 +59,10 @@ def PoptorchTileAndVectorize : Pass<"poptorch-tile-and-vectorize", "ModuleOp"> {
            /*default=*/"int64_t(1) << 28",
            "Smallest estimated cost (iteration points times scalar ops per "
            "point) at which an op's outermost tile loop runs in parallel; "
-           "0 parallelizes everything, -1 nothing">
+           "0 parallelizes everything, -1 nothing">,
+    Option<"packRhs", "pack-rhs", "bool", /*default=*/"true",
+           "Copy the k x nr block of B that a column tile of a contraction "
+           "reads into a contiguous panel before the row tiles that reuse it">
   ];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::scf::SCFDialect",
