@@ -461,8 +461,8 @@ void addPackedMain(llvm::Module &m) {
   for (llvm::Argument &arg : fn->args()) {
     llvm::Value *slot =
         b.CreateConstGEP1_64(b.getPtrTy(), list, arg.getArgNo());
-    args.push_back(b.CreateLoad(arg.getType(),
-                                b.CreateLoad(b.getPtrTy(), slot)));
+    args.push_back(
+        b.CreateLoad(arg.getType(), b.CreateLoad(b.getPtrTy(), slot)));
   }
   llvm::Value *result = b.CreateCall(fn, args);
   if (!result->getType()->isVoidTy()) {
@@ -489,11 +489,11 @@ unsigned codegenThreads() {
 
 /// Optimizes `m` at `optLevel` and compiles it to an object file.
 llvm::Expected<std::string> optimizeAndEmit(llvm::Module &m, int optLevel,
-                                           llvm::TargetMachine &tm) {
+                                            llvm::TargetMachine &tm) {
   m.setDataLayout(tm.createDataLayout());
   m.setTargetTriple(tm.getTargetTriple());
-  if (auto err = makeOptimizingTransformer(std::clamp(optLevel, 0, 3), 0,
-                                           &tm)(&m))
+  if (auto err =
+          makeOptimizingTransformer(std::clamp(optLevel, 0, 3), 0, &tm)(&m))
     return std::move(err);
   llvm::SmallVector<char, 0> buffer;
   llvm::raw_svector_ostream os(buffer);
@@ -566,7 +566,8 @@ std::vector<std::string> compileToObjects(ModuleOp module, int optLevel,
   if (!tmBuilder)
     throw CompileError("cannot detect the host CPU for the JIT");
   // O3 for real programs; debug builds (golden bisection) may ask for less.
-  tmBuilder->setCodeGenOptLevel(optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
+  tmBuilder->setCodeGenOptLevel(optLevel >= 3
+                                    ? llvm::CodeGenOptLevel::Aggressive
                                 : optLevel == 2 ? llvm::CodeGenOptLevel::Default
                                 : optLevel == 1 ? llvm::CodeGenOptLevel::Less
                                                 : llvm::CodeGenOptLevel::None);
@@ -584,19 +585,6 @@ std::vector<std::string> compileToObjects(ModuleOp module, int optLevel,
   if (!llvmModule)
     throw CompileError("cannot translate the program to LLVM IR:\n" + diags);
   addPackedMain(*llvmModule);
-  if (std::getenv("POPTORCH_PROFILE_PRINT")) {
-    size_t nk = 0, ni = 0, ng = 0;
-    for (llvm::Function &f : *llvmModule)
-      if (!f.isDeclaration()) {
-        ++nk;
-        ni += f.getInstructionCount();
-        if (f.hasOptNone())
-          ng += f.getInstructionCount();
-      }
-    std::fprintf(stderr, "llvm: %zu fns, %zu instrs, %zu in optnone\n", nk, ni,
-                 ng);
-  }
-
   unsigned threads = codegenThreads();
   std::vector<std::string> objects;
   if (threads == 1) {
@@ -611,15 +599,8 @@ std::vector<std::string> compileToObjects(ModuleOp module, int optLevel,
 
   // More parts than threads: the costs are estimates, and a thread that
   // finishes early takes the next part.
-  bool prof = std::getenv("POPTORCH_PROFILE_PRINT");
-  auto tsplit = std::chrono::steady_clock::now();
   std::vector<llvm::SmallVector<char, 0>> bitcode =
       splitModule(*llvmModule, 2 * threads);
-  if (prof)
-    std::fprintf(stderr, "split: %.3f s\n",
-                 std::chrono::duration<double>(
-                     std::chrono::steady_clock::now() - tsplit)
-                     .count());
   llvmModule.reset();
   objects.resize(bitcode.size());
   std::vector<std::string> errors(bitcode.size());
@@ -638,17 +619,7 @@ std::vector<std::string> compileToObjects(ModuleOp module, int optLevel,
         errors[i] = llvm::toString(part.takeError());
         continue;
       }
-      auto tp = std::chrono::steady_clock::now();
-      timespec c0, c1;
-      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
-      size_t nfn = (*part)->size();
       auto object = optimizeAndEmit(**part, optLevel, tm);
-      if (prof)
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1),
-        std::fprintf(stderr, "part %zu: %zu fns, %.3f s wall %.3f s cpu\n", i, nfn,
-                     std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - tp)
-                         .count(), (c1.tv_sec - c0.tv_sec) + 1e-9 * (c1.tv_nsec - c0.tv_nsec));
       if (!object)
         errors[i] = llvm::toString(object.takeError());
       else
@@ -994,14 +965,8 @@ public:
     // replaying the pipeline when first asked.
     ranStages = stagesToRun(options);
     textsComplete = options.snapshotPasses;
-    auto pcpu = [] {
-      timespec c;
-      clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c);
-      return c.tv_sec + 1e-9 * c.tv_nsec;
-    };
     for (auto &[name, text] : ranStages) {
       auto ts = clock();
-      double cs = pcpu();
       PassManager pm(&ctx, ModuleOp::getOperationName());
       addStagePasses(pm, name, text);
       pm.addInstrumentation(std::make_unique<PassRecorder>(
@@ -1009,36 +974,26 @@ public:
       diags.clear();
       if (failed(pm.run(*module))) {
         std::string failedDiags = diags;
-        std::string input = options.snapshotPasses
-                                ? stageTexts.back().second
-                                : replayStages(stageTimes.size() - 1).back().second;
-        throw CompileError(reproduceFailure(ctx, name, text, input,
-                                            failedDiags, options));
+        std::string input =
+            options.snapshotPasses
+                ? stageTexts.back().second
+                : replayStages(stageTimes.size() - 1).back().second;
+        throw CompileError(
+            reproduceFailure(ctx, name, text, input, failedDiags, options));
       }
       stageTimes.emplace_back(name, seconds(clock() - ts));
-      if (std::getenv("POPTORCH_PROFILE_PRINT"))
-        std::fprintf(stderr, "stage %s: %.3f s cpu\n", name.c_str(), pcpu() - cs);
       if (options.snapshotPasses)
         stageTexts.emplace_back(name, toText(module->getOperation()));
-      if (std::getenv("POPTORCH_PROFILE_PRINT")) {
-        auto tp = clock();
-        std::string t = toText(module->getOperation());
-        std::fprintf(stderr, "print %s: %.3f s, %zu bytes\n", name.c_str(),
-                     seconds(clock() - tp), t.size());
-      }
       recordArgumentPermutations(*module);
     }
 
     auto tj = clock();
-    double cj = pcpu();
     std::vector<std::string> objects =
         compileToObjects(*module, options.optLevel, diags);
     std::string why;
     if (!link(objects, "<compiled>", why))
       throw CompileError("JIT compilation failed: " + why + "\n" + diags);
     stageTimes.emplace_back("jit", seconds(clock() - tj));
-    if (std::getenv("POPTORCH_PROFILE_PRINT"))
-      std::fprintf(stderr, "jit: %.3f s cpu %.3f s wall\n", pcpu() - cj, seconds(clock() - tj));
     if (!options.cachePath.empty())
       writeCacheEntry(options, objects, permutations);
   }
