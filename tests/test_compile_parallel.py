@@ -49,7 +49,7 @@ def test_same_result_with_any_number_of_threads(threads: int,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     _, one = compile_with(1, monkeypatch)
     _, many = compile_with(threads, monkeypatch)
-    for a, b in zip(one, many):
+    for a, b in zip(one, many, strict=True):
         assert torch.equal(a, b)
 
 
@@ -59,7 +59,7 @@ def test_cached_parts_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     # Loaded with another thread count: the entry holds object code, not a plan.
     second, b = compile_with(1, monkeypatch, tmp_path)
     assert second.executable.origin == "loaded"
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         assert torch.equal(x, y)
 
 
