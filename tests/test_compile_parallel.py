@@ -68,3 +68,30 @@ def test_bad_thread_count_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
     pm = poptorch.inferenceModel(torch.nn.Linear(4, 4).eval())
     with pytest.raises(Exception, match="POPTORCH_COMPILE_THREADS"):
         pm(torch.randn(2, 4))
+
+
+class Big(torch.nn.Module):
+    """A matmul above the parallel threshold: its kernel runs on the async runtime
+    (coroutines the LLVM optimizer splits), whichever part it lands in."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = torch.nn.Linear(768, 768)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.a(x)) * 2
+
+
+def test_parallel_loops_in_parts(monkeypatch: pytest.MonkeyPatch) -> None:
+    torch.manual_seed(0)
+    model = Big().eval()
+    x = torch.randn(1024, 768)
+    outs = []
+    for threads in (1, 4):
+        monkeypatch.setenv("POPTORCH_COMPILE_THREADS", str(threads))
+        pm = poptorch.inferenceModel(model)
+        outs.append(pm(x))
+        assert "async" in pm.executable.stages[-1][1]
+    with torch.no_grad():
+        assert_matches(outs[1], model(x), atol=1e-4, rtol=1e-4)
+    assert torch.equal(outs[0], outs[1])
