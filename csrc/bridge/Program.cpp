@@ -1,15 +1,16 @@
 //===- Program.cpp - run the pipeline and JIT the result ----------------===//
 //
 // The Poplar analog: parses a captured module, runs the textual pipeline
-// stage by stage (keeping each stage's text for dumps and replay) and
-// JIT-compiles the LLVM dialect with mlir::ExecutionEngine at O3 for the
-// host CPU. Calls go through the packed C interface of @main.
+// stage by stage (printing each stage's module for dumps and replay only
+// when asked) and compiles the LLVM dialect at O3 for the host CPU, split
+// into parts compiled on parallel threads and linked by an ORC LLJIT. Calls
+// go through the packed C interface of @main.
 //
 // Parallel loops run on the MLIR async runtime (libmlir_async_runtime). It
-// is loaded once per process and its symbols are registered into every
-// engine by hand: handing it to ExecutionEngine as a shared library would
-// make each engine's destructor reset the process-wide runtime under the
-// feet of the engines still alive.
+// is loaded once per process and its symbols are defined in every program's
+// dylib by hand: loading it as a JIT library would make each program's
+// destructor reset the process-wide runtime under the feet of the programs
+// still alive.
 //
 //===----------------------------------------------------------------------===//
 #include "Bridge.h"
@@ -28,10 +29,16 @@
 #include "mlir/Target/LLVMIR/Export.h"
 #include "poptorch/Transforms/Passes.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -39,9 +46,12 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
+#include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
@@ -50,6 +60,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <thread>
 #include <type_traits>
 #include <unistd.h>
 
@@ -277,13 +288,14 @@ std::string toText(Operation *op) {
 // Executable cache: the object code of a compiled program on disk.
 //
 // An entry is one file: magic, the cache key it was written for, the
-// argument permutations (metadata the runtime needs), the object code that
-// ExecutionEngine produced, and an xxh3 checksum of all of it. Anything that
+// argument permutations (metadata the runtime needs), the object files that
+// compileToObjects produced, and an xxh3 checksum of all of it. Anything that
 // does not check out (another key, wrong length, bad checksum, an object the
 // JIT linker rejects) is reported as a reason and the caller recompiles.
 //===----------------------------------------------------------------------===//
 
-constexpr char kCacheMagic[8] = {'P', 'T', 'E', 'X', 'E', 'C', '0', '1'};
+// 02: a list of object files (one per part compiled in parallel).
+constexpr char kCacheMagic[8] = {'P', 'T', 'E', 'X', 'E', 'C', '0', '2'};
 
 void putU64(std::string &out, uint64_t v) {
   out.append(reinterpret_cast<const char *>(&v), sizeof(v));
@@ -339,7 +351,8 @@ bool decodePermutations(llvm::StringRef in,
 
 /// Writes an entry atomically (temporary file, then rename), so that a
 /// concurrent reader never sees half an entry. Failures only lose the cache.
-void writeCacheEntry(const CompileOptions &o, llvm::StringRef object,
+void writeCacheEntry(const CompileOptions &o,
+                     const std::vector<std::string> &objects,
                      const std::vector<std::vector<int64_t>> &perms) {
   std::string data(kCacheMagic, sizeof(kCacheMagic));
   auto putBytes = [&](llvm::StringRef b) {
@@ -348,7 +361,9 @@ void writeCacheEntry(const CompileOptions &o, llvm::StringRef object,
   };
   putBytes(o.cacheKey);
   putBytes(encodePermutations(perms));
-  putBytes(object);
+  putU64(data, objects.size());
+  for (const std::string &object : objects)
+    putBytes(object);
   putU64(data, llvm::xxh3_64bits(llvm::StringRef(data)));
   llvm::sys::fs::create_directories(llvm::sys::path::parent_path(o.cachePath));
   std::string tmp = o.cachePath + ".tmp" + std::to_string(::getpid());
@@ -364,7 +379,7 @@ void writeCacheEntry(const CompileOptions &o, llvm::StringRef object,
 }
 
 /// Reads and checks an entry; on failure returns false and says why.
-bool readCacheEntry(const CompileOptions &o, std::string &object,
+bool readCacheEntry(const CompileOptions &o, std::vector<std::string> &objects,
                     std::vector<std::vector<int64_t>> &perms,
                     std::string &why) {
   auto buffer = llvm::MemoryBuffer::getFile(o.cachePath, /*IsText=*/false,
@@ -380,11 +395,18 @@ bool readCacheEntry(const CompileOptions &o, std::string &object,
     return false;
   }
   llvm::StringRef body = all.drop_back(8), tail = all.take_back(8);
-  uint64_t checksum;
+  uint64_t checksum, count;
   getU64(tail, checksum);
-  llvm::StringRef in = body.drop_front(sizeof(kCacheMagic)), key, meta, obj;
-  if (!getBytes(in, key) || !getBytes(in, meta) || !getBytes(in, obj) ||
-      !in.empty()) {
+  llvm::StringRef in = body.drop_front(sizeof(kCacheMagic)), key, meta;
+  bool ok = getBytes(in, key) && getBytes(in, meta) && getU64(in, count) &&
+            count <= in.size();
+  std::vector<llvm::StringRef> parts;
+  for (uint64_t i = 0; ok && i < count; ++i) {
+    llvm::StringRef obj;
+    ok = getBytes(in, obj);
+    parts.push_back(obj);
+  }
+  if (!ok || !in.empty()) {
     why = "the cache entry is truncated or malformed";
     return false;
   }
@@ -400,8 +422,220 @@ bool readCacheEntry(const CompileOptions &o, std::string &object,
     why = "the cache entry's metadata is malformed";
     return false;
   }
-  object = obj.str();
+  objects.assign(parts.begin(), parts.end());
   return true;
+}
+
+//===----------------------------------------------------------------------===//
+// LLVM code generation: the LLVM dialect to object files, in parallel.
+//
+// After kernel outlining a program is a few hundred functions: the distinct
+// kernels (optimized at the requested level) and the glue that calls them
+// (optnone). The LLVM module is split into parts of about equal estimated
+// cost (twice as many as threads: the costs are estimates, and a thread
+// that finishes early takes the next part); each part is optimized and
+// compiled to an object file on a thread of its own with its own
+// LLVMContext and TargetMachine (like LTO's parallel code generation), and
+// the JIT links the object files into one dylib. The executable cache
+// stores them.
+//===----------------------------------------------------------------------===//
+
+/// The name the JIT looks up: the packed wrapper of @main's C interface.
+constexpr const char *kPackedMain = "_mlir__mlir_ciface_main";
+
+/// `void _mlir__mlir_ciface_main(void **args)`: loads each argument from
+/// args[i] and calls `_mlir_ciface_main` (what ExecutionEngine's packed
+/// interface does).
+void addPackedMain(llvm::Module &m) {
+  llvm::Function *fn = m.getFunction("_mlir_ciface_main");
+  if (!fn)
+    return;
+  llvm::LLVMContext &ctx = m.getContext();
+  llvm::IRBuilder<> b(ctx);
+  auto *type = llvm::FunctionType::get(b.getVoidTy(), b.getPtrTy(), false);
+  auto *packed = llvm::Function::Create(
+      type, llvm::GlobalValue::ExternalLinkage, kPackedMain, m);
+  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", packed));
+  llvm::Value *list = packed->getArg(0);
+  llvm::SmallVector<llvm::Value *> args;
+  for (llvm::Argument &arg : fn->args()) {
+    llvm::Value *slot =
+        b.CreateConstGEP1_64(b.getPtrTy(), list, arg.getArgNo());
+    args.push_back(
+        b.CreateLoad(arg.getType(), b.CreateLoad(b.getPtrTy(), slot)));
+  }
+  llvm::Value *result = b.CreateCall(fn, args);
+  if (!result->getType()->isVoidTy()) {
+    llvm::Value *slot =
+        b.CreateConstGEP1_64(b.getPtrTy(), list, fn->arg_size());
+    b.CreateStore(result, b.CreateLoad(b.getPtrTy(), slot));
+  }
+  b.CreateRetVoid();
+}
+
+/// Threads for code generation: POPTORCH_COMPILE_THREADS, or else the
+/// cores this process may use.
+unsigned codegenThreads() {
+  if (const char *env = std::getenv("POPTORCH_COMPILE_THREADS")) {
+    unsigned n = 0;
+    if (llvm::StringRef(env).getAsInteger(10, n) || n == 0 || n > 256)
+      throw CompileError("POPTORCH_COMPILE_THREADS must be a number of "
+                         "threads from 1 to 256, not `" +
+                         std::string(env) + "`");
+    return n;
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+/// Optimizes `m` at `optLevel` and compiles it to an object file.
+llvm::Expected<std::string> optimizeAndEmit(llvm::Module &m, int optLevel,
+                                            llvm::TargetMachine &tm) {
+  m.setDataLayout(tm.createDataLayout());
+  m.setTargetTriple(tm.getTargetTriple());
+  if (auto err =
+          makeOptimizingTransformer(std::clamp(optLevel, 0, 3), 0, &tm)(&m))
+    return std::move(err);
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::legacy::PassManager pm;
+  if (tm.addPassesToEmitFile(pm, os, nullptr,
+                             llvm::CodeGenFileType::ObjectFile))
+    return llvm::createStringError("the target cannot emit object files");
+  pm.run(m);
+  return std::string(buffer.begin(), buffer.end());
+}
+
+/// A function's estimated code generation cost: its instructions, those of
+/// the optnone glue (fast instruction selection, no optimization) at a
+/// quarter (measured with llc on BERT: 13 against 55 us per instruction).
+uint64_t codegenCost(const llvm::Function &f) {
+  uint64_t n = f.getInstructionCount() + 1;
+  return f.hasOptNone() ? n / 4 + 1 : n;
+}
+
+/// Splits `m` into at most `parts` modules of about equal cost (largest
+/// function first, into the cheapest part), as bitcode: each is read into
+/// its own LLVMContext by the thread that compiles it. Local symbols become
+/// hidden globals so that the parts link with each other.
+std::vector<llvm::SmallVector<char, 0>> splitModule(llvm::Module &m,
+                                                    unsigned parts) {
+  unsigned anonymous = 0;
+  for (llvm::GlobalValue &gv : m.global_values()) {
+    if (!gv.hasLocalLinkage())
+      continue;
+    if (!gv.hasName())
+      gv.setName("__poptorch_local" + std::to_string(anonymous++));
+    gv.setLinkage(llvm::GlobalValue::ExternalLinkage);
+    gv.setVisibility(llvm::GlobalValue::HiddenVisibility);
+  }
+  std::vector<llvm::Function *> fns;
+  for (llvm::Function &f : m)
+    if (!f.isDeclaration())
+      fns.push_back(&f);
+  std::stable_sort(fns.begin(), fns.end(), [](auto *a, auto *b) {
+    return codegenCost(*a) > codegenCost(*b);
+  });
+  parts = std::max(1u, std::min<unsigned>(parts, fns.size()));
+  std::vector<uint64_t> load(parts, 0);
+  llvm::DenseMap<const llvm::GlobalValue *, unsigned> partOf;
+  for (llvm::Function *f : fns) {
+    unsigned p = std::min_element(load.begin(), load.end()) - load.begin();
+    load[p] += codegenCost(*f);
+    partOf[f] = p;
+  }
+  std::vector<llvm::SmallVector<char, 0>> out(parts);
+  for (unsigned p = 0; p < parts; ++p) {
+    llvm::ValueToValueMapTy map;
+    // Global variables (constants) are defined in part 0.
+    std::unique_ptr<llvm::Module> part =
+        llvm::CloneModule(m, map, [&](const llvm::GlobalValue *gv) {
+          auto it = partOf.find(gv);
+          return it == partOf.end() ? p == 0 : it->second == p;
+        });
+    llvm::raw_svector_ostream os(out[p]);
+    llvm::WriteBitcodeToFile(*part, os);
+  }
+  return out;
+}
+
+/// The LLVM dialect module to object files: one per part, compiled on
+/// codegenThreads() threads.
+std::vector<std::string> compileToObjects(ModuleOp module, int optLevel,
+                                          std::string &diags) {
+  auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!tmBuilder)
+    throw CompileError("cannot detect the host CPU for the JIT");
+  // O3 for real programs; debug builds (golden bisection) may ask for less.
+  tmBuilder->setCodeGenOptLevel(optLevel >= 3
+                                    ? llvm::CodeGenOptLevel::Aggressive
+                                : optLevel == 2 ? llvm::CodeGenOptLevel::Default
+                                : optLevel == 1 ? llvm::CodeGenOptLevel::Less
+                                                : llvm::CodeGenOptLevel::None);
+  auto newTargetMachine = [&] {
+    auto tm = tmBuilder->createTargetMachine();
+    if (!tm)
+      throw CompileError("cannot create a target machine for the host CPU: " +
+                         llvm::toString(tm.takeError()));
+    return std::move(*tm);
+  };
+
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, context);
+  if (!llvmModule)
+    throw CompileError("cannot translate the program to LLVM IR:\n" + diags);
+  addPackedMain(*llvmModule);
+  unsigned threads = codegenThreads();
+  std::vector<std::string> objects;
+  if (threads == 1) {
+    auto tm = newTargetMachine();
+    auto object = optimizeAndEmit(*llvmModule, optLevel, *tm);
+    if (!object)
+      throw CompileError("LLVM code generation failed: " +
+                         llvm::toString(object.takeError()));
+    objects.push_back(std::move(*object));
+    return objects;
+  }
+
+  // More parts than threads: the costs are estimates, and a thread that
+  // finishes early takes the next part.
+  std::vector<llvm::SmallVector<char, 0>> bitcode =
+      splitModule(*llvmModule, 2 * threads);
+  llvmModule.reset();
+  objects.resize(bitcode.size());
+  std::vector<std::string> errors(bitcode.size());
+  std::vector<std::unique_ptr<llvm::TargetMachine>> machines;
+  for (unsigned t = 0; t < std::min<size_t>(threads, bitcode.size()); ++t)
+    machines.push_back(newTargetMachine());
+  std::atomic<size_t> next{0};
+  auto work = [&](llvm::TargetMachine &tm) {
+    for (size_t i; (i = next++) < bitcode.size();) {
+      llvm::LLVMContext ctx;
+      auto part = llvm::parseBitcodeFile(
+          llvm::MemoryBufferRef(
+              llvm::StringRef(bitcode[i].data(), bitcode[i].size()), "part"),
+          ctx);
+      if (!part) {
+        errors[i] = llvm::toString(part.takeError());
+        continue;
+      }
+      auto object = optimizeAndEmit(**part, optLevel, tm);
+      if (!object)
+        errors[i] = llvm::toString(object.takeError());
+      else
+        objects[i] = std::move(*object);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < machines.size(); ++t)
+    pool.emplace_back(work, std::ref(*machines[t]));
+  work(*machines[0]);
+  for (std::thread &t : pool)
+    t.join();
+  for (const std::string &e : errors)
+    if (!e.empty())
+      throw CompileError("LLVM code generation failed: " + e);
+  return objects;
 }
 
 /// The pipeline's stages, with the device-iteration loop after
@@ -693,7 +927,6 @@ public:
 
   void release() {
     entryPoint = nullptr;
-    engine.reset();
     loaded.reset();
   }
 
@@ -730,93 +963,72 @@ public:
     stageTexts.emplace_back("captured", moduleText);
     stageTimes.emplace_back("parse", seconds(clock() - t0));
 
-    for (auto &[name, text] : stagesToRun(options)) {
+    // The module after each stage is printed only when the passes are
+    // snapshot (dumps, TRACE logs); otherwise stages() prints it by
+    // replaying the pipeline when first asked.
+    ranStages = stagesToRun(options);
+    textsComplete = options.snapshotPasses;
+    for (auto &[name, text] : ranStages) {
       auto ts = clock();
       PassManager pm(&ctx, ModuleOp::getOperationName());
       addStagePasses(pm, name, text);
       pm.addInstrumentation(std::make_unique<PassRecorder>(
           name, options.snapshotPasses, passRecords));
       diags.clear();
-      if (failed(pm.run(*module)))
-        throw CompileError(reproduceFailure(
-            ctx, name, text, stageTexts.back().second, diags, options));
-      std::string after = toText(module->getOperation());
+      if (failed(pm.run(*module))) {
+        std::string failedDiags = diags;
+        std::string input =
+            options.snapshotPasses
+                ? stageTexts.back().second
+                : replayStages(stageTimes.size() - 1).back().second;
+        throw CompileError(
+            reproduceFailure(ctx, name, text, input, failedDiags, options));
+      }
       stageTimes.emplace_back(name, seconds(clock() - ts));
-      stageTexts.emplace_back(name, std::move(after));
+      if (options.snapshotPasses)
+        stageTexts.emplace_back(name, toText(module->getOperation()));
       recordArgumentPermutations(*module);
     }
 
     auto tj = clock();
-    auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
-    if (!tmBuilder)
-      throw CompileError("cannot detect the host CPU for the JIT");
-    // O3 for real programs; debug builds (golden bisection) may ask for less.
-    llvm::CodeGenOptLevel level =
-        options.optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
-        : options.optLevel == 2 ? llvm::CodeGenOptLevel::Default
-        : options.optLevel == 1 ? llvm::CodeGenOptLevel::Less
-                                : llvm::CodeGenOptLevel::None;
-    tmBuilder->setCodeGenOptLevel(level);
-    auto tm = tmBuilder->createTargetMachine();
-    if (!tm)
-      throw CompileError("cannot create a target machine for the host CPU");
-    ExecutionEngineOptions eo;
-    eo.jitCodeGenOptLevel = level;
-    // ExecutionEngineOptions holds function_refs: keep the callee alive here.
-    std::function<llvm::Error(llvm::Module *)> optimize =
-        makeOptimizingTransformer(std::clamp(options.optLevel, 0, 3), 0,
-                                  tm->get());
-    eo.transformer = optimize;
-    for (const char *lib : {"libmlir_c_runner_utils.so"}) {
-      std::string path = std::string(POPTORCH_MLIR_LIB_DIR) + "/" + lib;
-      if (llvm::sys::fs::exists(path))
-        sharedLibs.push_back(path);
-    }
-    for (auto &p : sharedLibs)
-      sharedLibRefs.push_back(p);
-    eo.sharedLibPaths = sharedLibRefs;
-    eo.enableObjectDump = !options.cachePath.empty();
-    diags.clear();
-    auto created = ExecutionEngine::create(*module, eo, std::move(*tm));
-    if (!created) {
-      std::string msg = llvm::toString(created.takeError());
-      throw CompileError("JIT compilation failed: " + msg + "\n" + diags);
-    }
-    engine = std::move(*created);
-    const llvm::StringMap<void *> &asyncSymbols = asyncRuntimeSymbols();
-    engine->registerSymbols([&](llvm::orc::MangleAndInterner interner) {
-      llvm::orc::SymbolMap map;
-      for (const auto &entry : asyncSymbols)
-        map[interner(entry.getKey())] = {
-            llvm::orc::ExecutorAddr::fromPtr(entry.getValue()),
-            llvm::JITSymbolFlags::Exported};
-      return map;
-    });
-    // The JIT compiles lazily, on the first lookup: do it now, so that the
-    // "jit" time is the code generation and the first run is a plain run.
-    auto entry = engine->lookupPacked("_mlir_ciface_main");
-    if (!entry)
-      throw CompileError("JIT compilation failed: " +
-                         llvm::toString(entry.takeError()) + "\n" + diags);
-    entryPoint = *entry;
+    std::vector<std::string> objects =
+        compileToObjects(*module, options.optLevel, diags);
+    std::string why;
+    if (!link(objects, "<compiled>", why))
+      throw CompileError("JIT compilation failed: " + why + "\n" + diags);
     stageTimes.emplace_back("jit", seconds(clock() - tj));
     if (!options.cachePath.empty())
-      storeInCache(options);
+      writeCacheEntry(options, objects, permutations);
   }
 
-  /// Loads the cached object code with an ORC LLJIT linked against the same
-  /// runtime symbols as a fresh engine. Never throws: any problem is a reason
-  /// to recompile.
+  /// Loads the cached object code. Never throws: any problem is a reason to
+  /// recompile.
   bool loadFromCache(const std::string &moduleText,
                      const CompileOptions &options, std::string &why) {
     auto t0 = std::chrono::steady_clock::now();
-    std::string object;
+    std::vector<std::string> objects;
     std::vector<std::vector<int64_t>> perms;
-    if (!readCacheEntry(options, object, perms, why))
+    if (!readCacheEntry(options, objects, perms, why))
       return false;
+    if (!link(objects, options.cachePath, why)) {
+      why = "the cached object code cannot be linked: " + why;
+      return false;
+    }
+    permutations = std::move(perms);
+    stageTexts.emplace_back("captured", moduleText);
+    stageTimes.emplace_back("load-cache",
+                            seconds(std::chrono::steady_clock::now() - t0));
+    originText = "loaded";
+    return true;
+  }
+
+  /// Links object files into an ORC LLJIT against the runtime symbols (the
+  /// async runtime, poptorch's own, the MLIR runner utils and the process's
+  /// libm and libc) and looks up the packed @main. On failure says why.
+  bool link(const std::vector<std::string> &objects, llvm::StringRef name,
+            std::string &why) {
     auto fail = [&](llvm::Error err) {
-      why = "the cached object code cannot be linked: " +
-            llvm::toString(std::move(err));
+      why = llvm::toString(std::move(err));
       loaded.reset();
       return false;
     };
@@ -838,43 +1050,31 @@ public:
     if (auto err = jd.define(llvm::orc::absoluteSymbols(std::move(runtime))))
       return fail(std::move(err));
     // libm, libc and the MLIR runner utils come from the process.
-    std::string utils =
-        std::string(POPTORCH_MLIR_LIB_DIR) + "/libmlir_c_runner_utils.so";
-    if (llvm::sys::fs::exists(utils))
-      llvm::sys::DynamicLibrary::LoadLibraryPermanently(utils.c_str());
+    static const bool utilsLoaded = [] {
+      std::string utils =
+          std::string(POPTORCH_MLIR_LIB_DIR) + "/libmlir_c_runner_utils.so";
+      if (llvm::sys::fs::exists(utils))
+        llvm::sys::DynamicLibrary::LoadLibraryPermanently(utils.c_str());
+      return true;
+    }();
+    (void)utilsLoaded;
     auto process =
         llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
             loaded->getDataLayout().getGlobalPrefix());
     if (!process)
       return fail(process.takeError());
     jd.addGenerator(std::move(*process));
-    if (auto err = loaded->addObjectFile(
-            llvm::MemoryBuffer::getMemBufferCopy(object, options.cachePath)))
-      return fail(std::move(err));
-    auto sym = loaded->lookup("_mlir__mlir_ciface_main");
+    for (const std::string &object : objects)
+      if (auto err = loaded->addObjectFile(
+              llvm::MemoryBuffer::getMemBufferCopy(object, name)))
+        return fail(std::move(err));
+    auto sym = loaded->lookup(kPackedMain);
     if (!sym)
       return fail(sym.takeError());
     if (auto err = loaded->initialize(jd))
       return fail(std::move(err));
     entryPoint = sym->toPtr<void (*)(void **)>();
-    permutations = std::move(perms);
-    stageTexts.emplace_back("captured", moduleText);
-    stageTimes.emplace_back("load-cache",
-                            seconds(std::chrono::steady_clock::now() - t0));
-    originText = "loaded";
     return true;
-  }
-
-  void storeInCache(const CompileOptions &options) {
-    llvm::sys::fs::create_directories(
-        llvm::sys::path::parent_path(options.cachePath));
-    std::string tmp = options.cachePath + ".obj" + std::to_string(::getpid());
-    engine->dumpToObjectFile(tmp);
-    auto buffer = llvm::MemoryBuffer::getFile(tmp, /*IsText=*/false,
-                                              /*RequiresNullTerminator=*/false);
-    llvm::sys::fs::remove(tmp);
-    if (buffer)
-      writeCacheEntry(options, (*buffer)->getBuffer(), permutations);
   }
 
   void run(const std::vector<BufferRef> &inputs,
@@ -915,6 +1115,10 @@ public:
 
   const std::vector<std::pair<std::string, std::string>> &
   stages() const override {
+    if (!textsComplete) {
+      textsComplete = true;
+      stageTexts = replayStages(ranStages.size());
+    }
     return stageTexts;
   }
   const std::vector<std::vector<int64_t>> &
@@ -932,13 +1136,35 @@ private:
     return std::chrono::duration<double>(d).count();
   }
 
-  std::unique_ptr<ExecutionEngine> engine;
-  std::unique_ptr<llvm::orc::LLJIT> loaded; // a program from the cache
+  std::unique_ptr<llvm::orc::LLJIT> loaded; // the linked program
   void (*entryPoint)(void **) = nullptr;    // the packed @main
   std::string originText = "compiled";
-  std::vector<std::string> sharedLibs;
-  std::vector<llvm::StringRef> sharedLibRefs;
-  std::vector<std::pair<std::string, std::string>> stageTexts;
+  // The captured module and, once printed, the module after each stage.
+  mutable std::vector<std::pair<std::string, std::string>> stageTexts;
+  mutable bool textsComplete = true;
+  std::vector<std::pair<std::string, std::string>> ranStages;
+
+  /// The captured module and the module after each of the first `count`
+  /// stages, by running them again (the pipeline is deterministic).
+  std::vector<std::pair<std::string, std::string>>
+  replayStages(size_t count) const {
+    std::vector<std::pair<std::string, std::string>> texts{stageTexts.front()};
+    DialectRegistry registry;
+    poptorch::registerAllPoptorchDialects(registry);
+    MLIRContext ctx(registry);
+    ctx.disableMultithreading();
+    ScopedDiagnosticHandler quiet(&ctx, [](Diagnostic &) { return success(); });
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(texts.front().second, &ctx);
+    for (size_t i = 0; module && i < count && i < ranStages.size(); ++i) {
+      PassManager pm(&ctx, ModuleOp::getOperationName());
+      addStagePasses(pm, ranStages[i].first, ranStages[i].second);
+      if (failed(pm.run(*module)))
+        break;
+      texts.emplace_back(ranStages[i].first, toText(module->getOperation()));
+    }
+    return texts;
+  }
   std::vector<std::pair<std::string, double>> stageTimes;
   std::vector<PassRecord> passRecords;
   std::vector<std::vector<int64_t>> permutations;

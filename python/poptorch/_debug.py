@@ -165,7 +165,8 @@ def timing_report(executable: Any) -> str:
     timings = dict(executable.timings)
     rows.append(("parse", timings.get("parse", 0.0)))
     passes = executable.passes
-    for stage, _ in executable.stages[1:]:
+    # The stage names from the timings: executable.stages prints the modules.
+    for stage in [n for n, _ in executable.timings if n not in ("parse", "jit", "load-cache")]:
         rows.append((f"stage {stage}", timings.get(stage, 0.0)))
         for p_stage, pipeline, _, seconds, _ in passes:
             if p_stage == stage:

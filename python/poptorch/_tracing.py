@@ -426,7 +426,12 @@ class Executable:
 
     @property
     def stages(self) -> list[tuple[str, str]]:
-        """(stage name, module text) for every pipeline stage, captured first."""
+        """(stage name, module text) for every pipeline stage, captured first.
+
+        Unless the compile kept snapshots (a dump folder or TRACE logging), the texts are
+        printed on first use by running the pipeline again (it is deterministic); a program
+        loaded from the executable cache has only the captured module.
+        """
         return list(self._program.stages)
 
     @property
