@@ -243,6 +243,7 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("stages", &Program::stages)
       .def_property_readonly("timings", &Program::timings)
       .def_property_readonly("origin", &Program::origin)
+      .def_property_readonly("pipeline_schedule", &Program::pipelineSchedule)
       .def_property_readonly(
           "passes",
           [](const Program &p) {

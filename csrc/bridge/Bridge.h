@@ -175,6 +175,10 @@ public:
   /// How the executable was obtained: "compiled", "loaded" (from the cache),
   /// or "recompiled: <why the cache entry was rejected>".
   virtual const std::string &origin() const = 0;
+  /// The schedule poptorch-device-iterations chose for pipeline stages
+  /// (@main's `poptorch.pipeline`: "overlapped" or "sequential: <why>");
+  /// empty without stages or when loaded from the cache.
+  virtual const std::string &pipelineSchedule() const = 0;
 };
 
 /// The host CPU (name and features) the JIT compiles for: part of the cache

@@ -988,6 +988,7 @@ public:
       if (options.snapshotPasses)
         stageTexts.emplace_back(name, toText(module->getOperation()));
       recordArgumentPermutations(*module);
+      recordPipelineSchedule(*module);
     }
 
     auto tj = clock();
@@ -1129,6 +1130,7 @@ public:
     return stageTimes;
   }
   const std::string &origin() const override { return originText; }
+  const std::string &pipelineSchedule() const override { return schedule; }
   const std::vector<PassRecord> &passes() const override { return passRecords; }
 
 private:
@@ -1168,9 +1170,17 @@ private:
   std::vector<std::pair<std::string, double>> stageTimes;
   std::vector<PassRecord> passRecords;
   std::vector<std::vector<int64_t>> permutations;
+  std::string schedule;
 
   /// Reads `poptorch.permuted` from @main's arguments while @main is still a
   /// func.func (the LLVM lowering drops argument attributes).
+  void recordPipelineSchedule(ModuleOp module) {
+    auto main = module.lookupSymbol<func::FuncOp>("main");
+    if (auto attr = main ? main->getAttrOfType<StringAttr>("poptorch.pipeline")
+                         : StringAttr())
+      schedule = attr.str();
+  }
+
   void recordArgumentPermutations(ModuleOp module) {
     auto main = module.lookupSymbol<func::FuncOp>("main");
     if (!main)

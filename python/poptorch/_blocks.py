@@ -297,22 +297,19 @@ def check_placements(placements: list[BlockPlacement], strategy: _ExecutionStrat
     return False
 
 
-def warn_if_sequential(stage_texts: list[tuple[str, str]], model: str) -> None:
+def warn_if_sequential(schedule: str, model: str) -> None:
     """Warns when the compiler fell back to running the stages one after another.
 
-    ``poptorch-device-iterations`` records its choice on @main as
-    ``poptorch.pipeline = "overlapped"`` or ``"sequential: <why>"``.
+    ``schedule`` is what ``poptorch-device-iterations`` records on @main as
+    ``poptorch.pipeline``: ``"overlapped"`` or ``"sequential: <why>"``.
     """
-    import re
     import warnings
 
     from ._options_impl import _user_stacklevel
 
-    for name, text in stage_texts:
-        if name != "device-loop":
-            continue
-        m = re.search(r'poptorch\.pipeline = "sequential: ([^"]*)"', text)
-        if m:
-            warnings.warn(f"poptorch: PipelinedExecution: the pipeline stages of {model} run one "
-                          f"after another for each micro-batch (results are the same): {m.group(1)}",
-                          UserWarning, stacklevel=_user_stacklevel())
+    prefix = "sequential: "
+    if schedule.startswith(prefix):
+        warnings.warn(f"poptorch: PipelinedExecution: the pipeline stages of {model} run one "
+                      f"after another for each micro-batch (results are the same): "
+                      f"{schedule[len(prefix):]}",
+                      UserWarning, stacklevel=_user_stacklevel())

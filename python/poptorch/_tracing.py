@@ -186,7 +186,7 @@ class TracedGraph:
                                          cache_path=cache_path, cache_key=cache_key,
                                          pipeline_stages=pipelined)
         if pipelined:
-            _blocks.warn_if_sequential(program.stages, self.name)
+            _blocks.warn_if_sequential(program.pipeline_schedule, self.name)
         if program.origin == "loaded":
             logger.info("loaded %d captured ops from the executable cache %s in %.3f s",
                         self.num_ops, cache_path, time.perf_counter() - start)
