@@ -465,22 +465,25 @@ struct ConvolutionLowering : public OpConversionPattern<ConvolutionOp> {
              << o << " are not divisible by groups " << groups;
 
     auto accTy = resTy.clone(acc);
+    // The 1-D and 2-D kernels below run on 2-D views: a 1-D convolution is a
+    // 2-D one of height 1.
+    auto as4d = [&](Value v) {
+      ArrayRef<int64_t> s = getTensorType(v).getShape();
+      return spatial == 2
+                 ? v
+                 : reshapeTensor(rewriter, loc, v, {s[0], s[1], 1, s[2]});
+    };
+    SmallVector<int64_t> stride2 = stride, dilation2 = dilation;
+    if (spatial == 1) {
+      stride2.insert(stride2.begin(), 1);
+      dilation2.insert(dilation2.begin(), 1);
+    }
     // Regular 1-D and 2-D convolutions are matmuls over im2col.
     if (groups == 1 && spatial <= 2 && resTy.getNumElements() > 0 &&
         getTensorType(input).getNumElements() > 0) {
-      auto as4d = [&](Value v) {
-        ArrayRef<int64_t> s = getTensorType(v).getShape();
-        return spatial == 2
-                   ? v
-                   : reshapeTensor(rewriter, loc, v, {s[0], s[1], 1, s[2]});
-      };
-      SmallVector<int64_t> stride2 = stride, dilation2 = dilation;
       SmallVector<int64_t> shape4(accTy.getShape());
-      if (spatial == 1) {
-        stride2.insert(stride2.begin(), 1);
-        dilation2.insert(dilation2.begin(), 1);
+      if (spatial == 1)
         shape4.insert(shape4.begin() + 2, 1);
-      }
       Value bias = adaptor.getBias()
                        ? castTensor(rewriter, loc, adaptor.getBias(), acc)
                        : Value();
@@ -509,17 +512,6 @@ struct ConvolutionLowering : public OpConversionPattern<ConvolutionOp> {
         getTensorType(input).getShape()[1] == groups &&
         ShapedType::getNumElements(ks) <= 25 && resTy.getNumElements() > 0) {
       // Depthwise, as an elementwise op over the output.
-      auto as4d = [&](Value v) {
-        ArrayRef<int64_t> s = getTensorType(v).getShape();
-        return spatial == 2
-                   ? v
-                   : reshapeTensor(rewriter, loc, v, {s[0], s[1], 1, s[2]});
-      };
-      SmallVector<int64_t> stride2 = stride, dilation2 = dilation;
-      if (spatial == 1) {
-        stride2.insert(stride2.begin(), 1);
-        dilation2.insert(dilation2.begin(), 1);
-      }
       result = depthwiseConvolution(rewriter, loc, as4d(input), as4d(weight),
                                     as4d(init), stride2, dilation2);
       result = reshapeTensor(rewriter, loc, result, accTy.getShape());
