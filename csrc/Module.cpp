@@ -1,6 +1,7 @@
 //===- Module.cpp - the poptorch._C Python extension --------------------===//
 #include "Tracer.h"
 #include "bridge/Bridge.h"
+#include "bridge/BufferPool.h"
 
 #include <torch/csrc/jit/python/pybind_utils.h>
 #include <torch/extension.h>
@@ -259,4 +260,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("release_all_programs", &poptorch_bridge::releaseAllPrograms);
   m.def("pipeline_stages", &poptorch_bridge::pipelineStages);
   m.def("host_cpu", &poptorch_bridge::hostCpuDescription);
+  m.def("buffer_pool_cached_bytes", &poptorch_bridge::bufferPoolCachedBytes,
+        "Bytes of freed intermediate buffers kept for reuse by compiled "
+        "programs");
 }

@@ -405,3 +405,47 @@ def test_debugging_docs_are_linked() -> None:
                   "reproduce with"):
         assert topic in text, topic
     assert "docs/debugging.md" in (REPO / "README.md").read_text()
+
+
+def test_perf_map_names_the_compiled_kernels() -> None:
+    """POPTORCH_PERF_MAP=1 writes /tmp/perf-<pid>.map with each linked function."""
+    code = (
+        "import os, torch, poptorch\n"
+        "net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.ReLU(), torch.nn.Flatten(),\n"
+        "                          torch.nn.Linear(8 * 30 * 30, 10))\n"
+        "poptorch.inferenceModel(net)(torch.randn(2, 3, 32, 32))\n"
+        "print(os.getpid())\n"
+    )
+    env = dict(os.environ, POPTORCH_PERF_MAP="1")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True)
+    path = Path(f"/tmp/perf-{out.stdout.split()[-1]}.map")
+    try:
+        lines = path.read_text().splitlines()
+    finally:
+        path.unlink(missing_ok=True)
+    names = {line.split()[2] for line in lines}
+    assert any(n.startswith("__kernel_") for n in names), names
+    assert "main" in names, names
+    for line in lines:
+        start, size, _ = line.split(maxsplit=2)
+        assert int(start, 16) > 0 and int(size, 16) > 0
+
+
+def test_intermediate_buffers_are_reused_between_calls() -> None:
+    """After the first call a program's large intermediates come from the pool: the pool does
+    not grow with further calls, and results stay right."""
+    from poptorch import _C
+
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 32, 3, padding=1), torch.nn.ReLU(),
+                              torch.nn.Conv2d(32, 32, 3, stride=2, padding=1), torch.nn.ReLU())
+    x = torch.randn(2, 3, 64, 64)
+    m = poptorch.inferenceModel(net)
+    m(x)
+    after_first = _C.buffer_pool_cached_bytes()
+    assert after_first >= 2 * 32 * 64 * 64 * 4  # the first activation (512 KiB) was pooled
+    for _ in range(3):
+        out = m(x)
+    assert _C.buffer_pool_cached_bytes() == after_first
+    torch.testing.assert_close(out, net(x))

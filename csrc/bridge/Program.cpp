@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Bridge.h"
+#include "BufferPool.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -31,10 +32,12 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/ExecutionEngine/JITLink/JITLink.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
+#include "llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -272,6 +275,7 @@ const llvm::StringMap<void *> &asyncRuntimeSymbols() {
                          std::string(ExecutionEngine::kLibraryInitFnName));
     init(*map);
     addPoptorchRuntimeSymbols(*map);
+    addBufferPoolSymbols(*map);
     return map;
   }();
   return *symbols;
@@ -1023,6 +1027,44 @@ public:
     return true;
   }
 
+  /// With POPTORCH_PERF_MAP=1 every function the JIT links (kernels
+  /// included, whatever their linkage) is appended to /tmp/perf-<pid>.map,
+  /// the file `perf report` reads to name JIT code.
+  class PerfMapPlugin : public llvm::orc::ObjectLinkingLayer::Plugin {
+  public:
+    void modifyPassConfig(llvm::orc::MaterializationResponsibility &,
+                          llvm::jitlink::LinkGraph &,
+                          llvm::jitlink::PassConfiguration &config) override {
+      config.PostFixupPasses.push_back([](llvm::jitlink::LinkGraph &g) {
+        static std::mutex mutex;
+        std::lock_guard<std::mutex> lock(mutex);
+        std::string path = "/tmp/perf-" + std::to_string(getpid()) + ".map";
+        FILE *f = std::fopen(path.c_str(), "a");
+        if (!f)
+          return llvm::Error::success();
+        for (auto *sym : g.defined_symbols())
+          if (sym->hasName() && sym->isCallable() && sym->getSize())
+            std::fprintf(f, "%llx %llx %s\n",
+                         (unsigned long long)sym->getAddress().getValue(),
+                         (unsigned long long)sym->getSize(),
+                         std::string(*sym->getName()).c_str());
+        std::fclose(f);
+        return llvm::Error::success();
+      });
+    }
+    llvm::Error
+    notifyFailed(llvm::orc::MaterializationResponsibility &) override {
+      return llvm::Error::success();
+    }
+    llvm::Error notifyRemovingResources(llvm::orc::JITDylib &,
+                                        llvm::orc::ResourceKey) override {
+      return llvm::Error::success();
+    }
+    void notifyTransferringResources(llvm::orc::JITDylib &,
+                                     llvm::orc::ResourceKey,
+                                     llvm::orc::ResourceKey) override {}
+  };
+
   /// Links object files into an ORC LLJIT against the runtime symbols (the
   /// async runtime, poptorch's own, the MLIR runner utils and the process's
   /// libm and libc) and looks up the packed @main. On failure says why.
@@ -1042,6 +1084,14 @@ public:
     if (!jit)
       return fail(jit.takeError());
     loaded = std::move(*jit);
+    static const bool perfMap = [] {
+      const char *env = std::getenv("POPTORCH_PERF_MAP");
+      return env && *env && std::strcmp(env, "0") != 0;
+    }();
+    if (perfMap)
+      if (auto *layer = llvm::dyn_cast<llvm::orc::ObjectLinkingLayer>(
+              &loaded->getObjLinkingLayer()))
+        layer->addPlugin(std::make_unique<PerfMapPlugin>());
     llvm::orc::JITDylib &jd = loaded->getMainJITDylib();
     llvm::orc::SymbolMap runtime;
     for (const auto &entry : asyncRuntimeSymbols())

@@ -89,7 +89,7 @@ mlir::poptorch::getCompilePipelineStages() {
        "func.func(poptorch-fuse-elementwise), canonicalize, cse)"},
       {"tile-and-vectorize", tileAndVectorizeStage()},
       {"bufferize",
-       "builtin.module(func.func(poptorch-distinct-results), "
+       "builtin.module(func.func(poptorch-distinct-buffers), "
        "one-shot-bufferize{bufferize-function-boundaries "
        // The device-iteration loop carries buffer updates whose new value
        // lives in a new buffer.
@@ -106,7 +106,7 @@ mlir::poptorch::getCompilePipelineStages() {
       // convert-vector-to-llvm.
       {"to-llvm",
        "builtin.module(poptorch-overlap-stages, poptorch-outline-kernels, "
-       "poptorch-approximate-math, "
+       "poptorch-approximate-math, poptorch-strided-reads, "
        // bf16 truncations in integer ops: x86 LLVM cannot legalize a vector
        // fptrunc to bfloat.
        "func.func(arith-expand{include-bf16=true}), "
@@ -116,7 +116,9 @@ mlir::poptorch::getCompilePipelineStages() {
            "lower-affine, convert-scf-to-cf, "
            "expand-strided-metadata, lower-affine, convert-math-to-llvm, "
            "convert-math-to-libm, convert-vector-to-llvm, "
-           "finalize-memref-to-llvm, "
+           // Buffers come from the runtime's pool (csrc/bridge/BufferPool):
+           // a program allocates the same sizes on every call.
+           "finalize-memref-to-llvm{use-generic-functions=true}, "
            "convert-arith-to-llvm, convert-ub-to-llvm, "
            "convert-cf-to-llvm, "
            "convert-func-to-llvm, convert-index-to-llvm, "

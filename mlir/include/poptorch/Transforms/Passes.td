@@ -115,12 +115,37 @@ def PoptorchApproximateMath : Pass<"poptorch-approximate-math"> {
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::vector::VectorDialect"];
 }
 
-def PoptorchDistinctResults : Pass<"poptorch-distinct-results", "func::FuncOp"> {
-  let summary = "Copy function results that repeat an earlier result";
+def PoptorchStridedReads : Pass<"poptorch-strided-reads"> {
+  let summary = "Read vectors along a strided memref dimension as one load and a shuffle";
   let description = [{
-    Every result of a function becomes its own caller-provided buffer. When
-    two results are the same SSA value (e.g. after CSE), the later ones are
-    replaced by a linalg.copy so that bufferization gives each its buffer.
+    A vector.transfer_read whose vector runs along a memref dimension of
+    static stride 2 to 8 (the input windows of stride-2 convolutions and
+    pooling, the im2col copies of strided convolutions) would lower to one
+    scalar load per element. It becomes a contiguous vector.load of the
+    span the elements lie in, and a vector.shuffle that picks every
+    stride-th element. The span ends at the last element read, so the load
+    stays inside the buffer.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::vector::VectorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def PoptorchDistinctBuffers : Pass<"poptorch-distinct-buffers", "func::FuncOp"> {
+  let summary = "Give values that CSE merged their own buffers before bufferization";
+  let description = [{
+    CSE merges equal values that bufferization then has to share, and it
+    resolves each conflict with copies. Two cases are undone here:
+
+    * Every result of a function becomes its own caller-provided buffer.
+      When two results are the same SSA value, the later ones are replaced
+      by a linalg.copy so that bufferization gives each its buffer.
+    * A fill (an op computing a tensor from tensor.empty and constants
+      only, e.g. the zero border of a padded convolution input) that more
+      than one tensor.insert_slice writes into: every insert after the first
+      gets its own clone of the fill, and the producer of the inserted
+      value, which computes in place into an extract_slice of the fill at
+      the same position, is redirected to the clone. Recomputing a fill
+      costs one write of the buffer; sharing it cost three copies.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
 }

@@ -1,0 +1,187 @@
+//===- DistinctBuffers.cpp - undo CSE merges that bufferization copies ----===//
+//
+// CSE merges equal values; bufferization then has to share one buffer between
+// their users and resolves every conflict with a copy. This pass undoes the two
+// merges that cost copies:
+//
+// * a value returned twice (each result is its own caller-provided buffer):
+//   later duplicates get an explicit copy;
+// * a fill (computed from tensor.empty and constants only) that several
+//   tensor.insert_slice ops write into, as the zero borders of padded
+//   convolution inputs of the same shape are: each insert after the first gets
+//   a clone of the fill, and the in-place producer of the inserted value is
+//   redirected to an extract_slice of that clone.
+//
+//===----------------------------------------------------------------------===//
+#include "poptorch/Transforms/Passes.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace mlir::poptorch {
+#define GEN_PASS_DEF_POPTORCHDISTINCTBUFFERS
+#include "poptorch/Transforms/Passes.h.inc"
+} // namespace mlir::poptorch
+
+using namespace mlir;
+
+namespace {
+
+/// Later results that repeat an earlier one become copies of it.
+void copyRepeatedResults(func::FuncOp func) {
+  func.walk([](func::ReturnOp ret) {
+    llvm::SmallDenseSet<Value> seen;
+    OpBuilder b(ret);
+    for (OpOperand &operand : ret->getOpOperands()) {
+      Value v = operand.get();
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      if (!type || seen.insert(v).second)
+        continue;
+      Value init = tensor::EmptyOp::create(b, ret.getLoc(), type.getShape(),
+                                           type.getElementType());
+      operand.set(
+          linalg::CopyOp::create(b, ret.getLoc(), v, init).getResult(0));
+    }
+  });
+}
+
+/// Whether `v` is computed from tensor.empty and constants only, by an op
+/// without side effects: cloning it recomputes the same value.
+bool isFill(Value v) {
+  Operation *op = v.getDefiningOp();
+  if (!op || op->getNumResults() != 1 || !isMemoryEffectFree(op))
+    return false;
+  auto fromEmpty = [](Value operand) {
+    return !isa<TensorType>(operand.getType()) ||
+           operand.getDefiningOp<tensor::EmptyOp>();
+  };
+  if (!llvm::all_of(op->getOperands(), fromEmpty))
+    return false;
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(op->getRegions(), captured);
+  return llvm::all_of(captured, fromEmpty);
+}
+
+/// The operand through which `v` was computed in place: the tied init of a
+/// destination-style op or of a loop. Null when there is none.
+OpOperand *tiedInit(Value v) {
+  auto result = dyn_cast<OpResult>(v);
+  if (!result)
+    return nullptr;
+  Operation *op = result.getOwner();
+  if (auto dps = dyn_cast<DestinationStyleOpInterface>(op))
+    return dps.getTiedOpOperand(result);
+  if (auto loop = dyn_cast<scf::ForOp>(op))
+    return &loop.getInitArgsMutable()[result.getResultNumber()];
+  if (auto forall = dyn_cast<scf::ForallOp>(op))
+    return &forall.getOutputsMutable()[result.getResultNumber()];
+  return nullptr;
+}
+
+bool isReshape(Operation *op) {
+  return isa_and_nonnull<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op);
+}
+
+/// The operand through which the value `insert` writes was computed in place
+/// into an extract_slice of `fill` at the position `insert` writes, and the
+/// ops from that operand back to the extract_slice (reshapes, then the
+/// extract_slice). Null when the value was not computed that way.
+OpOperand *inPlaceSource(tensor::InsertSliceOp insert, Value fill,
+                         llvm::SmallVectorImpl<Operation *> &path) {
+  Value v = insert.getSource();
+  while (true) {
+    while (isReshape(v.getDefiningOp()))
+      v = v.getDefiningOp()->getOperand(0);
+    OpOperand *init = tiedInit(v);
+    if (!init)
+      return nullptr;
+    path.clear();
+    Value w = init->get();
+    while (isReshape(w.getDefiningOp())) {
+      path.push_back(w.getDefiningOp());
+      w = w.getDefiningOp()->getOperand(0);
+    }
+    auto extract = w.getDefiningOp<tensor::ExtractSliceOp>();
+    if (extract && extract.getSource() == fill &&
+        extract.getMixedOffsets() == insert.getMixedOffsets() &&
+        extract.getMixedSizes() == insert.getMixedSizes() &&
+        extract.getMixedStrides() == insert.getMixedStrides()) {
+      path.push_back(extract);
+      return init;
+    }
+    v = init->get();
+  }
+}
+
+/// Whether the op computes in place into `operand` (a destination-style init,
+/// a loop's init, the destination of an insert).
+bool writesInto(OpOperand &operand) {
+  Operation *op = operand.getOwner();
+  if (auto dps = dyn_cast<DestinationStyleOpInterface>(op))
+    return dps.isDpsInit(&operand);
+  if (auto loop = dyn_cast<scf::ForOp>(op))
+    return loop.getTiedLoopRegionIterArg(&operand) != nullptr;
+  if (auto forall = dyn_cast<scf::ForallOp>(op))
+    return forall.getTiedBlockArgument(&operand) != nullptr;
+  return false;
+}
+
+/// Every op after the first that writes into a shared fill gets a clone of
+/// the fill instead.
+void unshareFills(func::FuncOp func) {
+  llvm::SmallVector<Value> fills;
+  func.walk([&](Operation *op) {
+    if (op->getNumResults() == 1 && !op->getResult(0).hasOneUse() &&
+        isFill(op->getResult(0)))
+      fills.push_back(op->getResult(0));
+  });
+  for (Value fill : fills) {
+    // Only writers in the fill's block: the clones go right after it.
+    Operation *fillOp = fill.getDefiningOp();
+    llvm::SmallVector<OpOperand *> writers;
+    for (OpOperand &use : fill.getUses())
+      if (use.getOwner()->getBlock() == fillOp->getBlock() && writesInto(use))
+        writers.push_back(&use);
+    if (writers.size() < 2)
+      continue;
+    llvm::sort(writers, [](OpOperand *a, OpOperand *b) {
+      return a->getOwner()->isBeforeInBlock(b->getOwner());
+    });
+    for (OpOperand *writer : llvm::drop_begin(writers)) {
+      OpBuilder b(fillOp);
+      IRMapping map;
+      for (Value operand : fillOp->getOperands())
+        if (auto empty = operand.getDefiningOp<tensor::EmptyOp>())
+          map.map(operand, b.clone(*empty)->getResult(0));
+      b.setInsertionPointAfter(fillOp);
+      Value clone = b.clone(*fillOp, map)->getResult(0);
+      auto insert = dyn_cast<tensor::InsertSliceOp>(writer->getOwner());
+      llvm::SmallVector<Operation *> path;
+      if (OpOperand *source =
+              insert ? inPlaceSource(insert, fill, path) : nullptr) {
+        // The extract_slice and reshapes may be shared with other writers
+        // (CSE again): this one gets its own, reading the clone.
+        IRMapping slice;
+        slice.map(fill, clone);
+        for (Operation *op : llvm::reverse(path)) {
+          b.setInsertionPoint(op);
+          b.clone(*op, slice);
+        }
+        source->set(slice.lookup(path.front()->getResult(0)));
+      }
+      writer->set(clone);
+    }
+  }
+}
+
+struct DistinctBuffersPass
+    : public poptorch::impl::PoptorchDistinctBuffersBase<DistinctBuffersPass> {
+  void runOnOperation() override {
+    copyRepeatedResults(getOperation());
+    unshareFills(getOperation());
+  }
+};
+} // namespace

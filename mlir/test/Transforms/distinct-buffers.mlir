@@ -1,0 +1,63 @@
+// RUN: poptorch-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(poptorch-distinct-buffers))' | FileCheck %s
+
+// CHECK-LABEL: func.func @repeated
+// CHECK: %[[V:.*]] = poptorch.add
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<3xf32>
+// CHECK: %[[C:.*]] = linalg.copy ins(%[[V]] : tensor<3xf32>) outs(%[[E]] : tensor<3xf32>)
+// CHECK: return %[[V]], %[[C]], %arg0
+func.func @repeated(%arg0: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) {
+  %0 = poptorch.add %arg0, %arg0 : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %0, %0, %arg0 : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @distinct
+// CHECK-NOT: linalg.copy
+// CHECK: return %arg0, %arg1
+func.func @distinct(%arg0: tensor<3xf32>, %arg1: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>) {
+  return %arg0, %arg1 : tensor<3xf32>, tensor<3xf32>
+}
+
+// -----
+
+// Two pads share one CSE'd zero fill: the second insert gets its own fill,
+// and the producer it inserts is redirected to a slice of that fill, so that
+// bufferization needs no copy.
+// CHECK-LABEL: func.func @shared_fill
+// CHECK: %[[E1:.*]] = tensor.empty() : tensor<6xf32>
+// CHECK: %[[E2:.*]] = tensor.empty() : tensor<6xf32>
+// CHECK: %[[F1:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E1]] : tensor<6xf32>)
+// CHECK: %[[F2:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E2]] : tensor<6xf32>)
+// CHECK-DAG: %[[S1:.*]] = tensor.extract_slice %[[F1]][1] [4] [1]
+// CHECK-DAG: %[[S2:.*]] = tensor.extract_slice %[[F2]][1] [4] [1]
+// CHECK: %[[A:.*]] = linalg.copy ins(%arg0 : tensor<4xf32>) outs(%[[S1]] : tensor<4xf32>)
+// CHECK: tensor.insert_slice %[[A]] into %[[F1]][1] [4] [1]
+// CHECK: %[[B:.*]] = linalg.copy ins(%arg1 : tensor<4xf32>) outs(%[[S2]] : tensor<4xf32>)
+// CHECK: tensor.insert_slice %[[B]] into %[[F2]][1] [4] [1]
+func.func @shared_fill(%arg0: tensor<4xf32>, %arg1: tensor<4xf32>) -> (tensor<6xf32>, tensor<6xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<6xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%e : tensor<6xf32>) -> tensor<6xf32>
+  %s = tensor.extract_slice %fill[1] [4] [1] : tensor<6xf32> to tensor<4xf32>
+  %a = linalg.copy ins(%arg0 : tensor<4xf32>) outs(%s : tensor<4xf32>) -> tensor<4xf32>
+  %pa = tensor.insert_slice %a into %fill[1] [4] [1] : tensor<4xf32> into tensor<6xf32>
+  %b = linalg.copy ins(%arg1 : tensor<4xf32>) outs(%s : tensor<4xf32>) -> tensor<4xf32>
+  %pb = tensor.insert_slice %b into %fill[1] [4] [1] : tensor<4xf32> into tensor<6xf32>
+  return %pa, %pb : tensor<6xf32>, tensor<6xf32>
+}
+
+// -----
+
+// A fill that two ops accumulate into: the second gets its own.
+// CHECK-LABEL: func.func @shared_accumulator
+// CHECK-COUNT-2: linalg.fill
+// CHECK-NOT: linalg.fill
+func.func @shared_accumulator(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x4xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %0 = linalg.matmul ins(%a, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%fill : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %1 = linalg.matmul ins(%b, %a : tensor<4x4xf32>, tensor<4x4xf32>) outs(%fill : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %0, %1 : tensor<4x4xf32>, tensor<4x4xf32>
+}

@@ -1,0 +1,33 @@
+// RUN: poptorch-opt %s -split-input-file -pass-pipeline='builtin.module(poptorch-strided-reads)' | FileCheck %s
+
+// A stride-2 row read becomes one contiguous load of the 7 elements it spans
+// and a shuffle of the even lanes.
+// CHECK-LABEL: func.func @stride2
+// CHECK: %[[BASE:.*]], %[[OFF:.*]], %{{.*}}:2, %[[STRIDES:.*]]:2 = memref.extract_strided_metadata %arg0
+// CHECK: %[[FLAT:.*]] = memref.reinterpret_cast %[[BASE]] to offset: [0], sizes: [%{{.*}}], strides: [1]
+// CHECK: %[[V:.*]] = vector.load %[[FLAT]][%{{.*}}] : memref<?xf32>, vector<7xf32>
+// CHECK: %[[S:.*]] = vector.shuffle %[[V]], %[[V]] [0, 2, 4, 6] : vector<7xf32>, vector<7xf32>
+// CHECK: vector.shape_cast %[[S]] : vector<4xf32> to vector<1x4xf32>
+// CHECK-NOT: vector.transfer_read
+func.func @stride2(%arg0: memref<4x4xf32, strided<[16, 2], offset: 1>>, %i: index) -> vector<1x4xf32> {
+  %c0 = arith.constant 0 : index
+  %pad = arith.constant 0.0 : f32
+  %v = vector.transfer_read %arg0[%i, %c0], %pad {in_bounds = [true, true]} : memref<4x4xf32, strided<[16, 2], offset: 1>>, vector<1x4xf32>
+  return %v : vector<1x4xf32>
+}
+
+// -----
+
+// Unit stride, a read that may leave the buffer and a transposed read are
+// left to the usual lowering.
+// CHECK-LABEL: func.func @untouched
+// CHECK-COUNT-3: vector.transfer_read
+// CHECK-NOT: vector.shuffle
+func.func @untouched(%a: memref<4x4xf32>, %b: memref<4x4xf32, strided<[16, 2]>>, %c: memref<4x4xf32, strided<[16, 2]>>, %i: index) -> (vector<1x4xf32>, vector<1x4xf32>, vector<4x1xf32>) {
+  %c0 = arith.constant 0 : index
+  %pad = arith.constant 0.0 : f32
+  %0 = vector.transfer_read %a[%c0, %c0], %pad {in_bounds = [true, true]} : memref<4x4xf32>, vector<1x4xf32>
+  %1 = vector.transfer_read %b[%c0, %i], %pad {in_bounds = [true, false]} : memref<4x4xf32, strided<[16, 2]>>, vector<1x4xf32>
+  %2 = vector.transfer_read %c[%c0, %c0], %pad {in_bounds = [true, true], permutation_map = affine_map<(d0, d1) -> (d1, d0)>} : memref<4x4xf32, strided<[16, 2]>>, vector<4x1xf32>
+  return %0, %1, %2 : vector<1x4xf32>, vector<1x4xf32>, vector<4x1xf32>
+}
