@@ -180,15 +180,19 @@ void vectorizeAllIn(RewriterBase &rewriter, Operation *root) {
 /// main loop of full (static) tiles and one partial iteration. Inner loops
 /// first: the partial iteration of an outer loop then gets the inner loop
 /// already split, and its full tiles stay static too.
-void peelPartialTiles(RewriterBase &rewriter,
-                      ArrayRef<LoopLikeOpInterface> loops) {
+/// Returns the partial iterations' loops.
+SmallVector<Operation *> peelPartialTiles(RewriterBase &rewriter,
+                                          ArrayRef<LoopLikeOpInterface> loops) {
+  SmallVector<Operation *> partials;
   for (LoopLikeOpInterface loop : llvm::reverse(loops)) {
     auto forOp = dyn_cast<scf::ForOp>(loop.getOperation());
     if (!forOp)
       continue;
     scf::ForOp partial;
-    (void)scf::peelForLoopAndSimplifyBounds(rewriter, forOp, partial);
+    if (succeeded(scf::peelForLoopAndSimplifyBounds(rewriter, forOp, partial)))
+      partials.push_back(partial);
   }
+  return partials;
 }
 
 //===----------------------------------------------------------------------===//
@@ -444,10 +448,28 @@ void tileContraction(RewriterBase &rewriter, linalg::LinalgOp op,
     root = cast<TilingInterface>(consumer.getOperation());
     rootDim = *pos;
   }
+  // Each parallel task takes a chunk of whole register tiles. Along n one
+  // register tile is enough (the task reuses its column block of B across
+  // every row). Along m the chunk must hold many row tiles: inside a task the
+  // column loop runs outside the row loop, so a task of mr rows would stream
+  // all of B from memory for those few rows (GPT-2's 50257-column head: B is
+  // 154 MB) where a chunk of m/4 rows reads it four times in all.
+  int64_t chunk = tiles.parallel[*dim];
+  FailureOr<linalg::ContractionDimensions> cdims =
+      linalg::inferContractionDims(op);
+  if (succeeded(cdims) && llvm::is_contained(cdims->m, *dim)) {
+    int64_t tilesAlong = op.getStaticLoopRanges()[*dim] / chunk;
+    for (int64_t tasks = kMinParallelTrips; tasks <= tilesAlong; tasks *= 2)
+      if (tilesAlong % tasks == 0) {
+        chunk *= tilesAlong / tasks;
+        break;
+      }
+  }
   Operation *contraction = op.getOperation();
-  FailureOr<scf::SCFTileAndFuseResult> tiled = distributeLoop(
-      rewriter, root, rootDim, tiles.parallel[*dim],
-      [&](Operation *p) { return p == contraction || isa<linalg::FillOp>(p); });
+  FailureOr<scf::SCFTileAndFuseResult> tiled =
+      distributeLoop(rewriter, root, rootDim, chunk, [&](Operation *p) {
+        return p == contraction || isa<linalg::FillOp>(p);
+      });
   if (failed(tiled))
     return tileContractionForRegisters(rewriter, op, tiles);
   linalg::LinalgOp inner = findTiled(*tiled, isTiledContraction);
@@ -559,8 +581,15 @@ void packRhsPanel(RewriterBase &rewriter, linalg::LinalgOp tc,
   // vector of nr columns each), used by the contraction instead of the slice.
   Location loc = slice.getLoc();
   rewriter.setInsertionPointAfter(slice);
+  // Sizes the peeling made constant give the panel a static type.
   SmallVector<OpFoldResult> sizes =
       tensor::getMixedSizes(rewriter, loc, slice.getResult());
+  for (OpFoldResult &size : sizes)
+    if (auto v = dyn_cast<Value>(size))
+      if (FailureOr<int64_t> c = ValueBoundsConstraintSet::computeConstantBound(
+              presburger::BoundType::EQ, v);
+          succeeded(c))
+        size = rewriter.getIndexAttr(*c);
   Value empty =
       tensor::EmptyOp::create(rewriter, loc, sizes, sliceTy.getElementType());
   auto copy = linalg::CopyOp::create(rewriter, loc, slice.getResult(), empty);
@@ -607,11 +636,36 @@ void tileContractionForRegisters(RewriterBase &rewriter, linalg::LinalgOp op,
   if (failed(tiled))
     return;
 
-  // Find the tiled contraction, pack its panel of B and tile its reduction.
-  if (linalg::LinalgOp tiledContraction =
-          findTiled(*tiled, isTiledContraction)) {
-    if (tiles.packRhs)
-      packRhsPanel(rewriter, tiledContraction, tiled->loops);
+  // Peel first: the full tiles then have static shapes, and so have their
+  // packed panels. Then pack and tile the reduction of every copy of the
+  // tiled contraction (the full tiles' and each partial tile's).
+  SmallVector<Operation *> nests = peelPartialTiles(rewriter, tiled->loops);
+  if (!tiled->loops.empty())
+    nests.push_back(tiled->loops.front());
+  llvm::SetVector<Operation *> contractions;
+  for (Operation *nest : nests)
+    nest->walk([&](linalg::LinalgOp l) {
+      if (isTiledContraction(l))
+        contractions.insert(l);
+    });
+  if (tiled->loops.empty())
+    if (linalg::LinalgOp l = findTiled(*tiled, isTiledContraction))
+      contractions.insert(l);
+  for (Operation *op : contractions) {
+    auto tiledContraction = cast<linalg::LinalgOp>(op);
+    if (tiles.packRhs) {
+      // Its tile loops, outermost first.
+      auto inNest = [&](Operation *loop) {
+        return llvm::any_of(nests, [&](Operation *n) {
+          return n == loop || n->isProperAncestor(loop);
+        });
+      };
+      SmallVector<LoopLikeOpInterface> enclosing;
+      for (auto loop = op->getParentOfType<scf::ForOp>(); loop && inNest(loop);
+           loop = loop->getParentOfType<scf::ForOp>())
+        enclosing.insert(enclosing.begin(), loop);
+      packRhsPanel(rewriter, tiledContraction, enclosing);
+    }
     scf::SCFTilingOptions kOptions;
     kOptions.setTileSizes(asIndexAttrs(rewriter, tiles.reduction));
     rewriter.setInsertionPoint(tiledContraction);
@@ -621,7 +675,6 @@ void tileContractionForRegisters(RewriterBase &rewriter, linalg::LinalgOp op,
     if (succeeded(kTiled))
       rewriter.replaceOp(tiledContraction, kTiled->replacements);
   }
-  peelPartialTiles(rewriter, tiled->loops);
 }
 
 //===----------------------------------------------------------------------===//

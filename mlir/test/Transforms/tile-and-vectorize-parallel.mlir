@@ -6,18 +6,19 @@
 // RUN: poptorch-opt %s -split-input-file --poptorch-tile-and-vectorize=min-parallel-cost=-1 | FileCheck %s --check-prefix=SEQ
 // RUN: poptorch-opt %s -split-input-file --poptorch-tile-and-vectorize=min-parallel-cost=1000 --poptorch-stage-bufferize --poptorch-stage-to-llvm | FileCheck %s --check-prefix=LLVM
 
-// Rows of 8 (one register tile) are distributed; the fill, the matmul and
-// its bias + relu consumer all run inside the forall, and the 8x32
-// accumulator loop is unchanged inside.
+// Rows are distributed in 4 chunks of 16 (two register tiles each, so that
+// a task reuses each column block of B across its rows); the fill, the
+// matmul and its bias + relu consumer all run inside the forall, and the
+// 8x32 accumulator loop is unchanged inside.
 // CHECK-LABEL: func.func @matmul_bias_relu
 // CHECK-NOT: linalg.
-// CHECK: scf.forall (%[[I:.*]]) = (0) to (64) step (8) shared_outs(%[[OUT:.*]] = %{{.*}}) -> (tensor<64x64xf32>)
+// CHECK: scf.forall (%[[I:.*]]) = (0) to (64) step (16) shared_outs(%[[OUT:.*]] = %{{.*}}) -> (tensor<64x64xf32>)
 // CHECK: scf.for {{.*}} step %c32
 // CHECK: scf.for {{.*}} step %c8 iter_args(%{{.*}} = %{{.*}}) -> (vector<8x32xf32>)
 // CHECK: vector.fma {{.*}} : vector<32xf32>
 // CHECK: arith.maximumf {{.*}} : vector<8x32xf32>
 // CHECK: scf.forall.in_parallel
-// CHECK-NEXT: tensor.parallel_insert_slice %{{.*}} into %[[OUT]][%[[I]], 0] [8, 64] [1, 1]
+// CHECK-NEXT: tensor.parallel_insert_slice %{{.*}} into %[[OUT]][%[[I]], 0] [16, 64] [1, 1]
 // SEQ-LABEL: func.func @matmul_bias_relu
 // SEQ-NOT: scf.forall
 // LLVM-LABEL: llvm.func @matmul_bias_relu

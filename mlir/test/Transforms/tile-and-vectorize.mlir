@@ -125,3 +125,23 @@ func.func @matmul_packed_panel(%a: tensor<16x64xf32>, %b: tensor<64x4096xf32>) -
   %m = linalg.matmul ins(%a, %b : tensor<16x64xf32>, tensor<64x4096xf32>) outs(%f : tensor<16x4096xf32>) -> tensor<16x4096xf32>
   return %m : tensor<16x4096xf32>
 }
+
+// -----
+
+// Columns that 32 does not divide (a vocabulary head): the full column tiles
+// are peeled from the 17-column remainder before packing, so both panels
+// have static shapes and both micro-kernels are vectorized.
+// CHECK-LABEL: func.func @matmul_packed_panel_remainder
+// CHECK: scf.for %{{.*}} = %c0 to %c4096 step %c32
+// CHECK: tensor.empty() : tensor<64x32xf32>
+// CHECK: vector.fma {{.*}} : vector<32xf32>
+// CHECK: tensor.empty() : tensor<64x17xf32>
+// CHECK: vector.fma {{.*}} : vector<17xf32>
+// CHECK-NOT: linalg.matmul
+func.func @matmul_packed_panel_remainder(%a: tensor<16x64xf32>, %b: tensor<64x4113xf32>) -> tensor<16x4113xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x4113xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<16x4113xf32>) -> tensor<16x4113xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<16x64xf32>, tensor<64x4113xf32>) outs(%f : tensor<16x4113xf32>) -> tensor<16x4113xf32>
+  return %m : tensor<16x4113xf32>
+}
