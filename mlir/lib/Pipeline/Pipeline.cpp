@@ -42,7 +42,12 @@ namespace {
 /// 40 calls on a loaded machine): ResNet-18's 3x3 convolutions all cost about
 /// 2.3e8 (under 2^28, so they ran on one core); with 2^27 the whole model ran
 /// 122 -> 53 ms, the 64->64 3x3 on 56x56 79 -> 85 GFLOP/s.
-constexpr int64_t kMinParallelCost = int64_t(1) << 27;
+/// 2^25 (2026-11-30, side_by_side.py --env, medians of 15 calls on an idle
+/// machine, after the buffer pool removed the per-call page faults): the
+/// stride-2 convolutions (1.2e8) and the depthwise ones now use both cores;
+/// ResNet-18 b1 37.0 -> 33.6 ms, MobileNetV2 b1 15.1 -> 14.2 ms (2^26: 33.9
+/// and 15.1).
+constexpr int64_t kMinParallelCost = int64_t(1) << 25;
 
 /// Blocks that async-parallel-for cuts a parallel loop into are sized for
 /// this many workers: the cores this process may use.
