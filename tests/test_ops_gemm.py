@@ -25,6 +25,8 @@ MM_SHAPES = [
     ((40, 1), (1, 96)),  # K = 1
     ((1, 50), (50, 200)),  # a single row
     ((33, 7), (7, 1)),  # a single column
+    ((40, 64), (64, 1100)),  # B rows 4.4 KB apart: packed panels, peeled 12-column remainder
+    ((256, 64), (64, 1100)),  # both cores, rows in chunks of register tiles, packed panels
 ]
 
 

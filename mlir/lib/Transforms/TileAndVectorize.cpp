@@ -70,7 +70,12 @@ constexpr int64_t kMaxVectorElems = 4096;
 /// KB apart) 66 -> 72 GFLOP/s, a 1x1 convolution's im2col B (12.5 KB) 84 ->
 /// 90, the 3x3 one's (12.5 KB) 79 -> 75, 512^3 (2 KB) 87 -> 78: the copy
 /// pays only where each k step of an unpacked panel would touch new pages.
-constexpr int64_t kMinPackedRowBytes = 16384;
+/// Re-measured in whole models after the buffer pool and the chunked row
+/// distribution (2026-11-30, side_by_side.py, medians of 12 calls, both
+/// cores): 16 KB -> 4 KB took ResNet-18 33.8 -> 32.2 ms (b8 238 -> 234),
+/// BERT 154 -> 148, MobileNetV2 14.3 -> 14.1; 1 KB was no better (BERT
+/// 157, GPT-2 248 against 4 KB's 153 and 238).
+constexpr int64_t kMinPackedRowBytes = 4096;
 
 /// A parallel loop with fewer trips than this is only taken when no outer
 /// one has as many: two blocks per worker (2 cores) balance uneven work.

@@ -104,7 +104,7 @@ func.func @conv(%x: tensor<1x3x10x10xf32>, %w: tensor<8x3x3x3xf32>, %init: tenso
 
 // -----
 
-// B rows 16 KB apart: each column block's 64 x 32 panel of B is copied into
+// B rows 16 KB apart (4 KB or more): each column block's 64 x 32 panel of B is copied into
 // a contiguous buffer (one vector per row) before the row blocks that reuse
 // it, and the micro-kernel reads B from the panel.
 // CHECK-LABEL: func.func @matmul_packed_panel
