@@ -478,11 +478,12 @@ class Executable:
 
     def copy_weights_to_device(self) -> None:
         with torch.no_grad():
+            # One copy each, straight into the (permuted) layout the program reads.
             self._device_state = [
-                (t.detach().permute(perm) if perm else t.detach())
-                .to(torch.device("cpu"), copy=True).contiguous()
-                for (_, t), perm in zip(self.graph.parameters + self.graph.buffers,
-                                        self._state_permutations(), strict=True)
+                torch.empty(v.shape, dtype=v.dtype).copy_(v)
+                for v in ((t.detach().permute(perm) if perm else t.detach())
+                          for (_, t), perm in zip(self.graph.parameters + self.graph.buffers,
+                                                  self._state_permutations(), strict=True))
             ]
         self._replica_state = [] if self._broadcast else [
             [t.clone() for t in self._device_state] for _ in range(self.batching.replicas - 1)]
