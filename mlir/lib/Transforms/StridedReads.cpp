@@ -34,7 +34,10 @@ struct StridedTransferRead : OpRewritePattern<vector::TransferReadOp> {
                                 PatternRewriter &rewriter) const override {
     auto memref = dyn_cast<MemRefType>(read.getBase().getType());
     VectorType vec = read.getVectorType();
-    if (!memref || read.getMask() || vec.isScalable() || memref.getRank() == 0)
+    // Bools are stored one byte per element but vector<N x i1> loads are
+    // bit-packed: such reads stay as they are.
+    if (!memref || read.getMask() || vec.isScalable() ||
+        memref.getRank() == 0 || memref.getElementType().isInteger(1))
       return failure();
     // Only the innermost vector dimension may be longer than 1, and it must
     // run along the innermost memref dimension, in bounds.
