@@ -46,11 +46,12 @@ namespace {
 /// machine, after the buffer pool removed the per-call page faults): the
 /// stride-2 convolutions (1.2e8) and the depthwise ones now use both cores;
 /// ResNet-18 b1 37.0 -> 33.6 ms, MobileNetV2 b1 15.1 -> 14.2 ms (2^26: 33.9
-/// and 15.1). 2^23 (same method, 40 calls): the MLP at batch 8 (784x1024
-/// layers, 1.3e7) 0.79 -> 0.57 ms (eager 0.79), ResNet-18 34.0 -> 31.6 ms,
-/// GPT-2 239 -> 232 ms, BERT and MobileNetV2 unchanged; 2^21 lost at batch 1
-/// (MLP 0.31 -> 0.38 ms).
-constexpr int64_t kMinParallelCost = int64_t(1) << 23;
+/// and 15.1). 2^23 was faster alone (MLP b8 0.79 -> 0.57 ms, ResNet-18
+/// 34.0 -> 31.6) but not in make bench, where eager, Inductor and ONNX
+/// Runtime run in turn in the same process: their spinning OpenMP/intra-op
+/// threads hold the second core when a small parallel loop wants it, and the
+/// MLP at batch 8 took 4.9 ms instead of 1.1 (0.16x eager).
+constexpr int64_t kMinParallelCost = int64_t(1) << 25;
 
 /// Blocks that async-parallel-for cuts a parallel loop into are sized for
 /// this many workers: the cores this process may use.
