@@ -377,6 +377,12 @@ def _trace(model: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any
     return graph
 
 
+def _program_layout(t: torch.Tensor, perm: list[int]) -> torch.Tensor:
+    """A view of a host parameter or buffer in the layout the program reads it in
+    (prepacked: permuted by ``perm``, or as it is)."""
+    return t.detach().permute(perm) if perm else t.detach()
+
+
 class Executable:
     """A compiled model: call it with CPU tensors shaped like the traced ones.
 
@@ -478,13 +484,12 @@ class Executable:
 
     def copy_weights_to_device(self) -> None:
         with torch.no_grad():
-            # One copy each, straight into the (permuted) layout the program reads.
-            self._device_state = [
-                torch.empty(v.shape, dtype=v.dtype).copy_(v)
-                for v in ((t.detach().permute(perm) if perm else t.detach())
-                          for (_, t), perm in zip(self.graph.parameters + self.graph.buffers,
-                                                  self._state_permutations(), strict=True))
-            ]
+            # One copy each, straight into the layout the program reads.
+            self._device_state = []
+            for (_, t), perm in zip(self.graph.parameters + self.graph.buffers,
+                                    self._state_permutations(), strict=True):
+                view = _program_layout(t, perm)
+                self._device_state.append(torch.empty(view.shape, dtype=view.dtype).copy_(view))
         self._replica_state = [] if self._broadcast else [
             [t.clone() for t in self._device_state] for _ in range(self.batching.replicas - 1)]
         self._make_call_plan()
@@ -498,7 +503,7 @@ class Executable:
             for i, (name, host) in enumerate(self.graph.buffers, n_params):
                 if name not in names:
                     continue
-                new = host.detach().permute(perms[i]) if perms[i] else host.detach()
+                new = _program_layout(host, perms[i])
                 for state in (self._device_state, *self._replica_state):
                     state[i].copy_(new)
 

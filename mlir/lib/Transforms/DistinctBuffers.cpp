@@ -81,8 +81,17 @@ OpOperand *tiedInit(Value v) {
   return nullptr;
 }
 
-bool isReshape(Operation *op) {
-  return isa_and_nonnull<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op);
+/// `v` with the reshapes that produced it looked through; they are appended
+/// to `path` when given.
+Value throughReshapes(Value v, llvm::SmallVectorImpl<Operation *> *path) {
+  while (Operation *op = v.getDefiningOp()) {
+    if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op))
+      break;
+    if (path)
+      path->push_back(op);
+    v = op->getOperand(0);
+  }
+  return v;
 }
 
 /// The operand through which the value `insert` writes was computed in place
@@ -92,19 +101,10 @@ bool isReshape(Operation *op) {
 OpOperand *inPlaceSource(tensor::InsertSliceOp insert, Value fill,
                          llvm::SmallVectorImpl<Operation *> &path) {
   Value v = insert.getSource();
-  while (true) {
-    while (isReshape(v.getDefiningOp()))
-      v = v.getDefiningOp()->getOperand(0);
-    OpOperand *init = tiedInit(v);
-    if (!init)
-      return nullptr;
+  while (OpOperand *init = tiedInit(throughReshapes(v, nullptr))) {
     path.clear();
-    Value w = init->get();
-    while (isReshape(w.getDefiningOp())) {
-      path.push_back(w.getDefiningOp());
-      w = w.getDefiningOp()->getOperand(0);
-    }
-    auto extract = w.getDefiningOp<tensor::ExtractSliceOp>();
+    auto extract = throughReshapes(init->get(), &path)
+                       .getDefiningOp<tensor::ExtractSliceOp>();
     if (extract && extract.getSource() == fill &&
         extract.getMixedOffsets() == insert.getMixedOffsets() &&
         extract.getMixedSizes() == insert.getMixedSizes() &&
@@ -114,19 +114,14 @@ OpOperand *inPlaceSource(tensor::InsertSliceOp insert, Value fill,
     }
     v = init->get();
   }
+  return nullptr;
 }
 
-/// Whether the op computes in place into `operand` (a destination-style init,
-/// a loop's init, the destination of an insert).
+/// Whether the op computes in place into `operand`: it is the tied init of
+/// one of the op's results.
 bool writesInto(OpOperand &operand) {
-  Operation *op = operand.getOwner();
-  if (auto dps = dyn_cast<DestinationStyleOpInterface>(op))
-    return dps.isDpsInit(&operand);
-  if (auto loop = dyn_cast<scf::ForOp>(op))
-    return loop.getTiedLoopRegionIterArg(&operand) != nullptr;
-  if (auto forall = dyn_cast<scf::ForallOp>(op))
-    return forall.getTiedBlockArgument(&operand) != nullptr;
-  return false;
+  return llvm::any_of(operand.getOwner()->getResults(),
+                      [&](OpResult r) { return tiedInit(r) == &operand; });
 }
 
 /// Every op after the first that writes into a shared fill gets a clone of

@@ -421,22 +421,22 @@ void tileContractionForRegisters(RewriterBase &rewriter, linalg::LinalgOp op,
 /// register tiling runs on the slice.
 void tileContraction(RewriterBase &rewriter, linalg::LinalgOp op,
                      ContractionTiles tiles, int64_t minParallelCost) {
+  if (!shouldDistribute(op, minParallelCost))
+    return tileContractionForRegisters(rewriter, op, tiles);
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  // Split the columns among the workers when they are enough: each then
+  // keeps its own blocks of B in cache (see rootLoopsNOuter).
   std::optional<unsigned> dim;
-  if (shouldDistribute(op, minParallelCost)) {
-    // Split the columns among the workers when they are enough: each then
-    // keeps its own blocks of B in cache (see rootLoopsNOuter).
-    FailureOr<linalg::ContractionDimensions> dims =
-        linalg::inferContractionDims(op);
-    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    if (succeeded(dims) && !dims->n.empty()) {
-      unsigned n = dims->n.back();
-      int64_t t = tiles.parallel[n];
-      if (t > 0 && ranges[n] % t == 0 && ranges[n] / t >= kMinParallelTrips)
-        dim = n;
-    }
-    if (!dim)
-      dim = pickParallelLoop(op, tiles.parallel);
+  if (succeeded(dims) && !dims->n.empty()) {
+    unsigned n = dims->n.back();
+    int64_t t = tiles.parallel[n];
+    if (t > 0 && ranges[n] % t == 0 && ranges[n] / t >= kMinParallelTrips)
+      dim = n;
   }
+  if (!dim)
+    dim = pickParallelLoop(op, tiles.parallel);
   if (!dim)
     return tileContractionForRegisters(rewriter, op, tiles);
 
@@ -460,10 +460,8 @@ void tileContraction(RewriterBase &rewriter, linalg::LinalgOp op,
   // all of B from memory for those few rows (GPT-2's 50257-column head: B is
   // 154 MB) where a chunk of m/4 rows reads it four times in all.
   int64_t chunk = tiles.parallel[*dim];
-  FailureOr<linalg::ContractionDimensions> cdims =
-      linalg::inferContractionDims(op);
-  if (succeeded(cdims) && llvm::is_contained(cdims->m, *dim)) {
-    int64_t tilesAlong = op.getStaticLoopRanges()[*dim] / chunk;
+  if (succeeded(dims) && llvm::is_contained(dims->m, *dim)) {
+    int64_t tilesAlong = ranges[*dim] / chunk;
     for (int64_t tasks = kMinParallelTrips; tasks <= tilesAlong; tasks *= 2)
       if (tilesAlong % tasks == 0) {
         chunk *= tilesAlong / tasks;
@@ -656,15 +654,15 @@ void tileContractionForRegisters(RewriterBase &rewriter, linalg::LinalgOp op,
   if (tiled->loops.empty())
     if (linalg::LinalgOp l = findTiled(*tiled, isTiledContraction))
       contractions.insert(l);
+  auto inNest = [&](Operation *loop) {
+    return llvm::any_of(nests, [&](Operation *n) {
+      return n == loop || n->isProperAncestor(loop);
+    });
+  };
   for (Operation *op : contractions) {
     auto tiledContraction = cast<linalg::LinalgOp>(op);
     if (tiles.packRhs) {
       // Its tile loops, outermost first.
-      auto inNest = [&](Operation *loop) {
-        return llvm::any_of(nests, [&](Operation *n) {
-          return n == loop || n->isProperAncestor(loop);
-        });
-      };
       SmallVector<LoopLikeOpInterface> enclosing;
       for (auto loop = op->getParentOfType<scf::ForOp>(); loop && inNest(loop);
            loop = loop->getParentOfType<scf::ForOp>())
