@@ -76,7 +76,10 @@ void *allocate(size_t alignment, size_t size) {
   size_t sizeClass = 0;
   size_t total = headerBytes + size;
   void *base = nullptr;
-  if (size >= kPooledMin) {
+  // Free blocks are found by their total size, which says which alignment
+  // they were made for only when every pooled block has the same header:
+  // larger alignments (none that memref lowering asks for) are not pooled.
+  if (size >= kPooledMin && headerBytes == kMinHeader) {
     sizeClass = (size + kGranule - 1) / kGranule * kGranule;
     total = headerBytes + sizeClass;
     Pool &p = pool();
