@@ -1,4 +1,5 @@
 //===- Module.cpp - the poptorch._C Python extension --------------------===//
+#include "MetaCache.h"
 #include "Tracer.h"
 #include "bridge/Bridge.h"
 #include "bridge/BufferPool.h"
@@ -144,6 +145,23 @@ PYBIND11_MODULE(_C, m) {
       .def("print_tensor", &Tracer::printTensor, py::arg("tensor"),
            py::arg("title"));
 
+  m.def(
+      "meta_cache_load",
+      [](const std::string &path, const std::string &tag) {
+        return MetaCache::forThisThread().load(path, tag);
+      },
+      py::arg("path"), py::arg("tag"),
+      "Adds the Meta results memoized in `path` (written with the same "
+      "`tag`) to this thread's memo; returns how many were read.");
+  m.def(
+      "meta_cache_save",
+      [](const std::string &path, const std::string &tag) {
+        return MetaCache::forThisThread().save(path, tag);
+      },
+      py::arg("path"), py::arg("tag"),
+      "Writes this thread's memo of Meta results to `path` if it grew; "
+      "returns how many entries were written (0: nothing new or unwritable).");
+  m.def("meta_cache_size", [] { return MetaCache::forThisThread().size(); });
   m.def("set_trace_sink", [](py::object fn) {
     if (fn.is_none())
       return setTraceSink(nullptr);

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "Tracer.h"
 #include "Device.h"
+#include "MetaCache.h"
 
 #include <ATen/core/Tensor.h>
 #include <ATen/native/TypeProperties.h>
@@ -488,76 +489,6 @@ private:
 // Capture
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// Appends what the Meta kernel of an op can depend on in `v` to `key`:
-/// tensor metadata (and the value of wrapped numbers), scalars and lists.
-/// Returns false for arguments it cannot describe (the call is not cached).
-bool appendMetaKey(const c10::IValue &v, std::string &key) {
-  auto put = [&](const void *p, size_t n) {
-    key.append(static_cast<const char *>(p), n);
-  };
-  auto putInt = [&](int64_t i) { put(&i, sizeof i); };
-  if (v.isTensor()) {
-    const at::Tensor &t = v.toTensor();
-    if (!t.defined()) {
-      key.push_back('u');
-      return true;
-    }
-    key.push_back('t');
-    putInt(static_cast<int64_t>(t.scalar_type()));
-    putInt(static_cast<int64_t>(t.device().type()));
-    putInt(t.dim());
-    for (int64_t d : t.sizes())
-      putInt(d);
-    for (int64_t d : t.strides())
-      putInt(d);
-    if (t.unsafeGetTensorImpl()->is_wrapped_number()) {
-      if (t.is_complex())
-        return false;
-      key.push_back('w');
-      double value = t.item<double>();
-      put(&value, sizeof value);
-    }
-    return true;
-  }
-  if (v.isNone()) {
-    key.push_back('n');
-    return true;
-  }
-  if (v.isInt() || v.isBool()) {
-    key.push_back(v.isInt() ? 'i' : 'b');
-    putInt(v.isInt() ? v.toInt() : v.toBool());
-    return true;
-  }
-  if (v.isDouble()) {
-    key.push_back('d');
-    double d = v.toDouble();
-    put(&d, sizeof d);
-    return true;
-  }
-  if (v.isString()) {
-    key.push_back('s');
-    key += v.toStringRef();
-    key.push_back('\0');
-    return true;
-  }
-  if (v.isDevice()) {
-    key.push_back('D');
-    putInt(static_cast<int64_t>(v.toDevice().type()));
-    return true;
-  }
-  if (v.isList()) {
-    key.push_back('[');
-    for (const c10::IValue &e : v.toListRef())
-      if (!appendMetaKey(e, key))
-        return false;
-    key.push_back(']');
-    return true;
-  }
-  return false; // complex scalars, generators, ...
-}
-} // namespace
-
 std::vector<c10::IValue> Tracer::runOnMeta(const c10::OperatorHandle &op,
                                            const std::vector<c10::IValue> &args,
                                            bool staticShape) {
@@ -566,33 +497,16 @@ std::vector<c10::IValue> Tracer::runOnMeta(const c10::OperatorHandle &op,
          "its output shape depends on the values of its inputs, which a "
          "compiled program cannot have; compute it outside the model "
          "(or use a fixed-shape alternative such as torch.where)");
-  // Many Meta kernels are Python functions (torch._meta_registrations) that
-  // cost tens of microseconds a call; a model repeats the same op on the
-  // same shapes again and again (layers, chains), so results are memoized on
-  // everything a Meta kernel can see. Meta outputs only carry metadata and
-  // are only read, so sharing them between calls is safe.
-  static thread_local std::unordered_map<std::string, std::vector<c10::IValue>>
-      cache;
-  std::string key =
-      op.operator_name().name + "." + op.operator_name().overload_name + "|";
-  bool cacheable = true;
-  for (const c10::IValue &a : args)
-    if (!(cacheable = appendMetaKey(a, key)))
-      break;
-  if (cacheable) {
-    auto it = cache.find(key);
-    if (it != cache.end())
-      return it->second;
-  }
+  // Meta results are memoized (MetaCache.h): Meta outputs only carry
+  // metadata and are only read, so sharing them between calls is safe.
+  MetaCache &cache = MetaCache::forThisThread();
+  std::optional<std::string> key = MetaCache::keyOf(op, args);
+  if (key)
+    if (const std::vector<c10::IValue> *hit = cache.find(*key))
+      return *hit;
   std::vector<c10::IValue> out = callOnMeta(op, args);
-  bool allTensors = true;
-  for (const c10::IValue &v : out)
-    allTensors &= v.isTensor();
-  if (cacheable && allTensors) {
-    if (cache.size() > 100000)
-      cache.clear();
-    cache.emplace(std::move(key), out);
-  }
+  if (key)
+    cache.insert(std::move(*key), out);
   return out;
 }
 

@@ -34,6 +34,7 @@ y = pm(x)
 torch.save(y, {out!r})
 print(json.dumps({{"origin": pm.executable.origin, "seconds": seconds,
                   "compile": sum(t for n, t in pm.executable.timings),
+                  "dynamo_imported": "torch._dynamo" in sys.modules,
                   "eager_equal": bool(torch.allclose(y, model(x), atol=1e-5, rtol=1e-5))}}))
 """
 
@@ -60,6 +61,35 @@ def test_second_process_loads_the_cached_executable(tmp_path: Path) -> None:
     # Loading the object code is much faster than the pipeline and the JIT.
     assert second["compile"] * 5 < first["compile"]
     print(f"\ncache: compile {first['compile']:.3f} s, load {second['compile']:.4f} s")
+
+
+def test_second_process_traces_with_the_kept_meta_results(tmp_path: Path) -> None:
+    """The Meta results of the first trace are kept with the cache entries, so the
+    second process calls no Meta kernel: the first Python one imports torch._dynamo."""
+    cache = tmp_path / "cache"
+    first = run_process(cache, tmp_path / "a.pt")
+    memo = cache / "meta-results.bin"
+    assert memo.stat().st_size > 0
+    second = run_process(cache, tmp_path / "b.pt")
+    assert first["dynamo_imported"] and not second["dynamo_imported"]
+    assert second["eager_equal"]
+    # A damaged memo is ignored (the trace asks the Meta kernels) and rewritten.
+    flip_a_byte(memo)
+    third = run_process(cache, tmp_path / "c.pt")
+    assert third["origin"] == "loaded" and third["eager_equal"] and third["dynamo_imported"]
+    fourth = run_process(cache, tmp_path / "d.pt")
+    assert not fourth["dynamo_imported"]
+    assert torch.equal(torch.load(tmp_path / "a.pt"), torch.load(tmp_path / "d.pt"))
+
+
+def test_meta_results_of_another_build_are_not_read(tmp_path: Path) -> None:
+    from poptorch import _C
+
+    pm, _ = compile_with_cache(tmp_path)
+    memo = str(tmp_path / "meta-results.bin")
+    assert _C.meta_cache_load(memo, "another torch") == 0
+    assert _C.meta_cache_load(memo, poptorch._tracing._compiler_id()) > 0
+    assert _C.meta_cache_load(str(tmp_path / "missing.bin"), "any") == 0
 
 
 def model_and_input(width: int = 8) -> tuple[torch.nn.Module, torch.Tensor]:

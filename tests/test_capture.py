@@ -296,3 +296,22 @@ def test_prepacked_weights_follow_copy_weights_to_device_and_host():
         model[0].weight.copy_(original)
     ipu.copyWeightsToHost()  # the device still holds the -2x weights
     torch.testing.assert_close(model[0].weight, original * -2)
+
+
+def test_integer_division_follows_the_default_dtype_of_each_trace():
+    """Meta results are memoized; the default dtype is part of what they depend on."""
+    class Divide(torch.nn.Module):
+        def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+            return a / b
+
+    a, b = torch.arange(1, 7).reshape(2, 3), torch.full((2, 3), 4)
+    for dtype in (torch.float32, torch.float64, torch.float32):
+        previous = torch.get_default_dtype()
+        torch.set_default_dtype(dtype)
+        try:
+            out = poptorch.inferenceModel(Divide())(a, b)
+            expected = a / b
+        finally:
+            torch.set_default_dtype(previous)
+        assert out.dtype == dtype
+        torch.testing.assert_close(out, expected)

@@ -12,7 +12,7 @@ import torch
 from . import _debug, _export
 from ._batching import Batching, micro_batch_call
 from ._logging import logger
-from ._tracing import Executable, Signature, trace
+from ._tracing import Executable, Signature, meta_memo, trace
 from .options import Options
 
 
@@ -52,9 +52,10 @@ class PoplarExecutor:
         self._check_named_buffers(self._options._values["updatable_named_buffers"])
         micro_args, micro_kwargs = micro_batch_call(Batching.from_options(self._options),
                                                     args, kwargs)
-        graph = trace(self._user_model, *micro_args,
-                      source_location_excludes=self._options._values["source_location_excludes"],
-                      execution_strategy=self._options.execution_strategy, **micro_kwargs)
+        with meta_memo(self._options._values["executable_cache_dir"]):
+            graph = trace(self._user_model, *micro_args,
+                          source_location_excludes=self._options._values["source_location_excludes"],
+                          execution_strategy=self._options.execution_strategy, **micro_kwargs)
         self._executable = graph.compile(self._options)
         self._signature = self._executable.signature
         self._attached = True

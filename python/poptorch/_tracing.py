@@ -245,6 +245,29 @@ def _cache_entry(options: Any, mlir: str, device_loop: str) -> tuple[str, str]:
     return os.path.join(cache_dir, f"{key[:40]}.poptorch-exec"), key
 
 
+@contextlib.contextmanager
+def meta_memo(cache_dir: str | None) -> Any:
+    """Traces inside this context reuse, and add to, the Meta results kept in
+    ``cache_dir`` (the executable cache).
+
+    The tracer memoizes the shapes, dtypes and strides it gets from Meta
+    kernels (csrc/MetaCache.h); most of them are Python functions, and the
+    first of them in a process imports ``torch._dynamo`` (about 0.8 s). With
+    the memo read back, a process that loads a model from the executable cache
+    traces it without calling any.
+    """
+    if not cache_dir:
+        yield
+        return
+    path = os.path.join(cache_dir, "meta-results.bin")
+    read = _C.meta_cache_load(path, _compiler_id())
+    try:
+        yield
+    finally:
+        written = _C.meta_cache_save(path, _compiler_id())
+        logger.debug("meta results: %d read from and %d written to %s", read, written, path)
+
+
 def trace(
     model: Callable[..., Any],
     *args: Any,
