@@ -267,7 +267,7 @@ def _write(directory: str, name: str, text: str) -> None:
 DECOMPOSED_DIALECT_OPS = frozenset({
     "poptorch.transpose", "poptorch.linear", "poptorch.addmm", "poptorch.clamp",
     "poptorch.layer_norm", "poptorch.batch_norm", "poptorch.softmax",
-    "poptorch.log_softmax", "poptorch.sdpa", "poptorch.reduce_mean",
+    "poptorch.log_softmax", "poptorch.safe_softmax", "poptorch.sdpa", "poptorch.reduce_mean",
 })
 
 _UNSUPPORTED_HELP = ("not in the op table (docs/ops.md): replace it in the model with supported "

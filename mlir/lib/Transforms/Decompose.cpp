@@ -1,7 +1,8 @@
 //===- Decompose.cpp - poptorch -> simpler poptorch ---------------------===//
 //
 // poptorch-decompose: rewrites composite ops (linear, addmm, clamp, layer_norm,
-// batch_norm, softmax, log_softmax, sdpa, reduce_mean, transpose) into
+// batch_norm, softmax, log_softmax, _safe_softmax, sdpa, reduce_mean,
+// transpose) into
 // matmul, elementwise, reduction and data-movement poptorch ops, so that the
 // lowering to linalg only handles the core and the elementwise pieces fuse.
 // Normalisations and softmax on f16/bf16 compute in f32, as PyTorch's CPU
@@ -213,8 +214,11 @@ struct DecomposeBatchNorm : public OpRewritePattern<BatchNormOp> {
   }
 };
 
-/// Shared by softmax and log_softmax: x - max, exp, sum (in compute type).
-template <typename OpTy, bool isLog>
+enum class SoftmaxKind { Plain, Log, Safe };
+
+/// Shared by softmax, log_softmax and _safe_softmax: x - max, exp, sum (in
+/// compute type).
+template <typename OpTy, SoftmaxKind kind>
 struct DecomposeSoftmax : public OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
   LogicalResult matchAndRewrite(OpTy op,
@@ -235,10 +239,16 @@ struct DecomposeSoftmax : public OpRewritePattern<OpTy> {
     Value e = o.un<ExpOp>(shifted);
     Value sum = o.reduce<ReduceSumOp>(e, dims, true);
     Value y;
-    if constexpr (isLog)
+    if constexpr (kind == SoftmaxKind::Log)
       y = o.sub(shifted, o.un<LogOp>(sum));
     else
       y = o.div(e, sum);
+    if constexpr (kind == SoftmaxKind::Safe)
+      // A row of -inf only (a fully masked attention row) gives 0, not NaN:
+      // its max is -inf.
+      y = o.where(
+          o.cmp<EqOp>(max, o.cst(ce, -std::numeric_limits<double>::infinity())),
+          o.cst(ce, 0.0), y);
     rewriter.replaceOp(op, o.cast(y, elem));
     return success();
   }
@@ -269,11 +279,13 @@ struct DecomposeSdpa : public OpRewritePattern<SdpaOp> {
     SmallVector<int64_t> scoreShape = broadcastShapes(
         qTy.getShape().drop_back(2), kTy.getShape().drop_back(2));
     scoreShape.append({l, s});
-    Value scores = MatmulOp::create(rewriter, loc, qTy.clone(scoreShape),
-                                    op.getQuery(), kt);
+    // The scale applies to q (l x e) rather than to the scores (l x s): a
+    // smaller pass, and exact for the usual power-of-two 1/sqrt(e).
     double scale = op.getScale() ? op.getScale()->convertToDouble()
                                  : 1.0 / std::sqrt((double)e);
-    scores = o.mul(scores, o.cst(elem, scale));
+    Value q = o.mul(op.getQuery(), o.cst(elem, scale));
+    Value scores =
+        MatmulOp::create(rewriter, loc, qTy.clone(scoreShape), q, kt);
     if (Value mask = op.getMask()) {
       Type maskElem = typeOf(mask).getElementType();
       Value additive;
@@ -344,9 +356,10 @@ void mlir::poptorch::populatePoptorchDecomposePatterns(
     RewritePatternSet &patterns) {
   patterns.add<DecomposeTranspose, DecomposeLinear, DecomposeAddmm,
                DecomposeClamp, DecomposeLayerNorm, DecomposeBatchNorm,
-               DecomposeSoftmax<SoftmaxOp, false>,
-               DecomposeSoftmax<LogSoftmaxOp, true>, DecomposeSdpa,
-               DecomposeReduceMean>(patterns.getContext());
+               DecomposeSoftmax<SoftmaxOp, SoftmaxKind::Plain>,
+               DecomposeSoftmax<LogSoftmaxOp, SoftmaxKind::Log>,
+               DecomposeSoftmax<SafeSoftmaxOp, SoftmaxKind::Safe>,
+               DecomposeSdpa, DecomposeReduceMean>(patterns.getContext());
   populateReductionDecomposePatterns(patterns);
   populateNnLinalgDecomposePatterns(patterns);
 }

@@ -4,7 +4,7 @@
 // ops of the reductions family become core reductions (reduce_sum/max/min/
 // any, argmax, sort), elementwise and data-movement ops:
 //   nansum, count_nonzero, logsumexp, var/std(_mean), vector_norm, aminmax,
-//   kthvalue, median(_dim), safe_softmax and the forward losses (mse,
+//   kthvalue, median(_dim) and the forward losses (mse,
 //   smooth_l1, huber, soft_margin, binary_cross_entropy,
 //   multi_margin, nll, multilabel_margin).
 // f16/bf16 compute in f32 and round once, as PyTorch's CPU kernels do.
@@ -289,25 +289,6 @@ struct DecomposeMedian : public OpRewritePattern<OpTy> {
   }
 };
 
-struct DecomposeSafeSoftmax : public OpRewritePattern<SafeSoftmaxOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(SafeSoftmaxOp op,
-                                PatternRewriter &rewriter) const override {
-    Ops o{rewriter, op.getLoc()};
-    Value x = op.getInput();
-    Type elem = typeOf(x).getElementType();
-    if (!isa<FloatType>(elem))
-      return rewriter.notifyMatchFailure(op, "softmax needs a float type");
-    Value y = SoftmaxOp::create(rewriter, o.loc, op.getType(), x, op.getDim());
-    Value masked =
-        o.cmp<EqOp>(x, o.cst(elem, -std::numeric_limits<double>::infinity()));
-    Value allMasked =
-        o.reduce<ReduceAllOp>(masked, {(int64_t)op.getDim()}, true);
-    rewriter.replaceOp(op, o.where(allMasked, o.cst(elem, 0.0), y));
-    return success();
-  }
-};
-
 //===----------------------------------------------------------------------===//
 // Losses
 //===----------------------------------------------------------------------===//
@@ -567,22 +548,21 @@ struct DecomposeMode : public OpRewritePattern<ModeOp> {
 
 void mlir::poptorch::populateReductionDecomposePatterns(
     RewritePatternSet &patterns) {
-  patterns.add<DecomposeNansum, DecomposeCountNonzero, DecomposeLogsumexp,
-               DecomposeVariance<VarOp, false, false>,
-               DecomposeVariance<StdOp, true, false>,
-               DecomposeVariance<VarMeanOp, false, true>,
-               DecomposeVariance<StdMeanOp, true, true>, DecomposeVectorNorm,
-               DecomposeAminmax, DecomposeKthvalue,
-               DecomposeFullExtreme<MaxOp, ReduceMaxOp>,
-               DecomposeFullExtreme<MinOp, ReduceMinOp>,
-               DecomposeMedian<MedianOp, false>,
-               DecomposeMedian<MedianDimOp, false>, DecomposeSafeSoftmax,
-               DecomposePointwiseLoss<MseLossOp>,
-               DecomposePointwiseLoss<SmoothL1LossOp>,
-               DecomposePointwiseLoss<HuberLossOp>,
-               DecomposePointwiseLoss<SoftMarginLossOp>,
-               DecomposePointwiseLoss<BinaryCrossEntropyOp>, DecomposeNllLoss,
-               DecomposeMultiMarginLoss, DecomposeMultilabelMarginLoss>(
+  patterns.add<
+      DecomposeNansum, DecomposeCountNonzero, DecomposeLogsumexp,
+      DecomposeVariance<VarOp, false, false>,
+      DecomposeVariance<StdOp, true, false>,
+      DecomposeVariance<VarMeanOp, false, true>,
+      DecomposeVariance<StdMeanOp, true, true>, DecomposeVectorNorm,
+      DecomposeAminmax, DecomposeKthvalue,
+      DecomposeFullExtreme<MaxOp, ReduceMaxOp>,
+      DecomposeFullExtreme<MinOp, ReduceMinOp>,
+      DecomposeMedian<MedianOp, false>, DecomposeMedian<MedianDimOp, false>,
+      DecomposePointwiseLoss<MseLossOp>, DecomposePointwiseLoss<SmoothL1LossOp>,
+      DecomposePointwiseLoss<HuberLossOp>,
+      DecomposePointwiseLoss<SoftMarginLossOp>,
+      DecomposePointwiseLoss<BinaryCrossEntropyOp>, DecomposeNllLoss,
+      DecomposeMultiMarginLoss, DecomposeMultilabelMarginLoss>(
       patterns.getContext());
   // ---- search-stats-random-special (round 2)
   patterns.add<DecomposeMedian<NanmedianOp, true>,

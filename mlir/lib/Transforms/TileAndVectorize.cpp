@@ -792,6 +792,27 @@ void tileGeneric(RewriterBase &rewriter, linalg::LinalgOp op,
     if (sizes[innerParallel] >= r)
       sizes[innerParallel] = 0;
   }
+  // A transposing read (an input whose fastest-varying dim is another loop
+  // than the output's) would load each vector element from another cache
+  // line. Square kLanes x kLanes tiles instead read whole rows of the input
+  // and transpose them in registers (vector.transpose, shuffles).
+  if (innerParallel >= 0 && elems == 1)
+    for (OpOperand *in : op.getDpsInputOperands()) {
+      AffineMap map = op.getMatchingIndexingMap(in);
+      if (map.getNumResults() == 0)
+        continue;
+      auto last = dyn_cast<AffineDimExpr>(map.getResults().back());
+      if (!last)
+        continue;
+      unsigned d = last.getPosition();
+      if ((int)d == innerParallel ||
+          iters[d] != utils::IteratorType::parallel ||
+          ranges[d] % kLanes != 0 || ranges[innerParallel] % kLanes != 0)
+        continue;
+      sizes[d] = kLanes;
+      sizes[innerParallel] = kLanes;
+      break;
+    }
   if (llvm::none_of(sizes, [](int64_t s) { return s != 0; }))
     return;
   if (distributeAndRetile(
@@ -820,6 +841,30 @@ void hoistAndLower(func::FuncOp func) {
     vector::TransferWriteOp::getCanonicalizationPatterns(patterns, ctx);
     (void)applyPatternsGreedily(func, std::move(patterns));
   }
+  // Transposing reads of square tiles (tileGeneric): a read along the
+  // source's rows and a vector.transpose, which lowers to shuffles.
+  func.walk([&](vector::TransferReadOp read) {
+    AffineMap map = read.getPermutationMap();
+    VectorType type = read.getVectorType();
+    if (read.getMask() || map.isMinorIdentity() || !map.isPermutation() ||
+        llvm::is_contained(read.getInBoundsValues(), false) ||
+        llvm::count_if(type.getShape(), [](int64_t s) { return s != 1; }) !=
+            2 ||
+        llvm::any_of(type.getShape(),
+                     [](int64_t s) { return s != 1 && s != kLanes; }))
+      return;
+    SmallVector<int64_t> perm, shape(type.getRank());
+    for (AffineExpr e : map.getResults())
+      perm.push_back(cast<AffineDimExpr>(e).getPosition());
+    for (auto [i, p] : llvm::enumerate(perm))
+      shape[p] = type.getDimSize(i);
+    rewriter.setInsertionPoint(read);
+    Value rows = vector::TransferReadOp::create(
+        rewriter, read.getLoc(), VectorType::get(shape, type.getElementType()),
+        read.getBase(), read.getIndices(), read.getPadding(),
+        SmallVector<bool>(shape.size(), true));
+    rewriter.replaceOpWithNewOp<vector::TransposeOp>(read, rows, perm);
+  });
   // Accumulators: keep the vector in registers across the k loop (post
   // order, so inner loops hoist first and outer loops see the result).
   func.walk([&](scf::ForOp loop) {

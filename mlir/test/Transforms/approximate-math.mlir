@@ -18,3 +18,16 @@ func.func @tanh_vector(%v: vector<8xf32>) -> vector<8xf32> {
   %0 = math.tanh %v : vector<8xf32>
   return %0 : vector<8xf32>
 }
+
+// Vector f32 exp too (softmax); a scalar exp stays a libm call.
+// CHECK-LABEL: func.func @exp_vector_only
+// CHECK-SAME: (%[[V:.*]]: vector<16xf32>, %[[S:.*]]: f32)
+// CHECK-NOT: math.exp %[[V]]
+// CHECK: math.exp %[[S]] : f32
+// CHECK-NOT: math.exp
+// CHECK: return
+func.func @exp_vector_only(%v: vector<16xf32>, %s: f32) -> (vector<16xf32>, f32) {
+  %0 = math.exp %v : vector<16xf32>
+  %1 = math.exp %s : f32
+  return %0, %1 : vector<16xf32>, f32
+}

@@ -139,19 +139,22 @@ func.func @log_softmax_f16(%x: tensor<2x5xf16>) -> tensor<2x5xf16> {
 // -----
 
 // A bool mask keeps where true: log(cast(mask)) is 0 there and -inf elsewhere.
+// The scale applies to q; a row whose max is -inf (fully masked) gives 0.
 // CHECK-LABEL: func.func @sdpa_bool_mask
 // CHECK-SAME: (%[[Q:.*]]: tensor<2x5x4xf32>, %[[K:.*]]: tensor<2x6x4xf32>, %[[V:.*]]: tensor<2x6x3xf32>, %[[M:.*]]: tensor<5x6xi1>)
-// CHECK: %[[SCALE:.*]] = poptorch.constant dense<5.000000e-01> : tensor<f32>
+// CHECK-DAG: %[[NINF:.*]] = poptorch.constant dense<0xFF800000> : tensor<f32>
+// CHECK-DAG: %[[SCALE:.*]] = poptorch.constant dense<5.000000e-01> : tensor<f32>
 // CHECK: %[[KT:.*]] = poptorch.permute %[[K]] {dims = array<i64: 0, 2, 1>} : tensor<2x6x4xf32> -> tensor<2x4x6xf32>
-// CHECK: %[[S:.*]] = poptorch.matmul %[[Q]], %[[KT]] : (tensor<2x5x4xf32>, tensor<2x4x6xf32>) -> tensor<2x5x6xf32>
-// CHECK: %[[SS:.*]] = poptorch.mul %[[S]], %[[SCALE]]
+// CHECK: %[[QS:.*]] = poptorch.mul %[[Q]], %[[SCALE]] : (tensor<2x5x4xf32>, tensor<f32>) -> tensor<2x5x4xf32>
+// CHECK: %[[S:.*]] = poptorch.matmul %[[QS]], %[[KT]] : (tensor<2x5x4xf32>, tensor<2x4x6xf32>) -> tensor<2x5x6xf32>
 // CHECK: %[[MF:.*]] = poptorch.cast %[[M]] : tensor<5x6xi1> -> tensor<5x6xf32>
 // CHECK: %[[ML:.*]] = poptorch.log %[[MF]]
-// CHECK: %[[SM:.*]] = poptorch.add %[[SS]], %[[ML]] : (tensor<2x5x6xf32>, tensor<5x6xf32>) -> tensor<2x5x6xf32>
-// CHECK: poptorch.reduce_max %[[SM]] {dims = array<i64: 2>, keepdim = true}
-// CHECK: poptorch.div
-// CHECK: poptorch.reduce_all
-// CHECK: %[[P:.*]] = poptorch.where
+// CHECK: %[[SM:.*]] = poptorch.add %[[S]], %[[ML]] : (tensor<2x5x6xf32>, tensor<5x6xf32>) -> tensor<2x5x6xf32>
+// CHECK: %[[MAX:.*]] = poptorch.reduce_max %[[SM]] {dims = array<i64: 2>, keepdim = true}
+// CHECK: %[[Y:.*]] = poptorch.div
+// CHECK-NOT: poptorch.reduce_all
+// CHECK: %[[EMPTY:.*]] = poptorch.eq %[[MAX]], %[[NINF]]
+// CHECK: %[[P:.*]] = poptorch.where %[[EMPTY]], %{{.*}}, %[[Y]]
 // CHECK: poptorch.matmul %[[P]], %[[V]] : (tensor<2x5x6xf32>, tensor<2x6x3xf32>) -> tensor<2x5x3xf32>
 func.func @sdpa_bool_mask(%q: tensor<2x5x4xf32>, %k: tensor<2x6x4xf32>, %v: tensor<2x6x3xf32>, %m: tensor<5x6xi1>) -> tensor<2x5x3xf32> {
   %0 = poptorch.sdpa %q, %k, %v mask %m : (tensor<2x5x4xf32>, tensor<2x6x4xf32>, tensor<2x6x3xf32>, tensor<5x6xi1>) -> tensor<2x5x3xf32>
@@ -164,8 +167,9 @@ func.func @sdpa_bool_mask(%q: tensor<2x5x4xf32>, %k: tensor<2x6x4xf32>, %v: tens
 // CHECK-LABEL: func.func @sdpa_causal
 // CHECK-DAG: %[[CAUSAL:.*]] = poptorch.constant dense<{{\[\[}}0.000000e+00, 0xFF800000, 0xFF800000], [0.000000e+00, 0.000000e+00, 0xFF800000]]> : tensor<2x3xf32>
 // CHECK-DAG: %[[SCALE:.*]] = poptorch.constant dense<2.500000e-01> : tensor<f32>
-// CHECK: %[[SS:.*]] = poptorch.mul %{{.*}}, %[[SCALE]]
-// CHECK: poptorch.add %[[SS]], %[[CAUSAL]] : (tensor<2x2x3xf32>, tensor<2x3xf32>) -> tensor<2x2x3xf32>
+// CHECK: %[[QS:.*]] = poptorch.mul %{{.*}}, %[[SCALE]] : (tensor<2x2x4xf32>, tensor<f32>) -> tensor<2x2x4xf32>
+// CHECK: %[[S:.*]] = poptorch.matmul %[[QS]]
+// CHECK: poptorch.add %[[S]], %[[CAUSAL]] : (tensor<2x2x3xf32>, tensor<2x3xf32>) -> tensor<2x2x3xf32>
 func.func @sdpa_causal(%q: tensor<2x2x4xf32>, %k: tensor<2x3x4xf32>, %v: tensor<2x3x3xf32>) -> tensor<2x2x3xf32> {
   %0 = poptorch.sdpa %q, %k, %v {is_causal = true, scale = 0.25 : f64} : (tensor<2x2x4xf32>, tensor<2x3x4xf32>, tensor<2x3x3xf32>) -> tensor<2x2x3xf32>
   return %0 : tensor<2x2x3xf32>

@@ -145,3 +145,20 @@ func.func @matmul_packed_panel_remainder(%a: tensor<16x64xf32>, %b: tensor<64x41
   %m = linalg.matmul ins(%a, %b : tensor<16x64xf32>, tensor<64x4113xf32>) outs(%f : tensor<16x4113xf32>) -> tensor<16x4113xf32>
   return %m : tensor<16x4113xf32>
 }
+
+// -----
+
+// A transpose reads 16x16 blocks along the input's rows (16 contiguous
+// loads) and transposes them in registers, instead of loading each element
+// of a vector from another row.
+// CHECK-LABEL: func.func @transpose_blocks
+// CHECK: scf.for {{.*}} step %c16
+// CHECK: scf.for {{.*}} step %c16
+// CHECK: vector.transfer_read {{.*}} {in_bounds = [true, true, true]} : tensor<128x12x64xf32>, vector<16x1x16xf32>
+// CHECK-COUNT-64: vector.shuffle
+// CHECK: vector.transfer_write {{.*}} : vector<1x16x16xf32>, tensor<12x64x128xf32>
+func.func @transpose_blocks(%a: tensor<128x12x64xf32>) -> tensor<12x64x128xf32> {
+  %e = tensor.empty() : tensor<12x64x128xf32>
+  %t = linalg.transpose ins(%a : tensor<128x12x64xf32>) outs(%e : tensor<12x64x128xf32>) permutation = [1, 2, 0]
+  return %t : tensor<12x64x128xf32>
+}

@@ -107,10 +107,10 @@ def PoptorchKernelCodegen : Pass<"poptorch-kernel-codegen", "ModuleOp"> {
 def PoptorchApproximateMath : Pass<"poptorch-approximate-math"> {
   let summary = "Replace math ops that have no LLVM intrinsic by polynomial approximations";
   let description = [{
-    Rewrites math.erf and f32 math.tanh (scalar or vector) into arith ops,
-    so that vectorized elementwise code stays vectorized instead of becoming
-    one libm call per element (LLVM's tanh intrinsic has no vector
-    instruction either).
+    Rewrites math.erf and f32 math.tanh (scalar or vector), and vector f32
+    math.exp, into arith ops, so that vectorized elementwise code stays
+    vectorized instead of becoming one libm call per element (LLVM's tanh and
+    exp intrinsics have no vector instruction either).
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::vector::VectorDialect"];
 }
