@@ -7,7 +7,8 @@
 // codegen strategy no longer recognises as a matmul.
 //
 // Element reads (`tensor.extract`) from a transposed tensor read the
-// transpose's input instead, so a gather never materializes a transpose.
+// transpose's input instead, so a gather never materializes a transpose; a
+// transpose read only by an elementwise op fuses into it.
 //
 //===----------------------------------------------------------------------===//
 #include "poptorch/Transforms/Passes.h"
@@ -68,13 +69,32 @@ struct ExtractFromTranspose : public OpRewritePattern<tensor::ExtractOp> {
   }
 };
 
+/// A transpose whose only user is an elementwise generic (the batch norm
+/// after a convolution of several images, whose matmul yields (F, N, H, W))
+/// becomes a generic itself, so that elementwise fusion folds it into the
+/// user's indexing map: one pass over the tensor instead of two.
+struct GeneralizeTransposeIntoElementwise
+    : public OpRewritePattern<linalg::TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op->hasOneUse() || !op.hasPureTensorSemantics())
+      return failure();
+    auto user = dyn_cast<linalg::GenericOp>(*op->getUsers().begin());
+    if (!user || user.getNumReductionLoops() != 0 ||
+        !llvm::is_contained(user.getDpsInputs(), op->getResult(0)))
+      return failure();
+    return linalg::generalizeNamedOp(rewriter, op);
+  }
+};
+
 struct FuseElementwisePass
     : public poptorch::impl::PoptorchFuseElementwiseBase<FuseElementwisePass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
     linalg::populateElementwiseOpsFusionPatterns(patterns, shouldFuse);
-    patterns.add<ExtractFromTranspose>(ctx);
+    patterns.add<ExtractFromTranspose, GeneralizeTransposeIntoElementwise>(ctx);
     linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, shouldFuse);
     tensor::populateBubbleUpExpandShapePatterns(patterns);
     affine::AffineApplyOp::getCanonicalizationPatterns(patterns, ctx);

@@ -72,3 +72,42 @@ func.func @gather_through_transpose(%w: tensor<4x5xf32>, %ids: tensor<3xi64>) ->
   } -> tensor<3x4xf32>
   return %r : tensor<3x4xf32>
 }
+
+// -----
+
+// A transpose read only by an elementwise op (a convolution's (F, N, H, W)
+// result going back to (N, F, H, W) for its batch norm) fuses into it: the
+// generic reads the matmul's layout through its indexing map.
+// CHECK-DAG: #[[PERM:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d0, d2, d3)>
+// CHECK-LABEL: func.func @transpose_into_elementwise
+// CHECK-NOT: linalg.transpose
+// CHECK: linalg.generic {indexing_maps = [#[[PERM]],
+// CHECK-SAME: ins(%arg0, %arg1 : tensor<4x2x3x5xf32>, tensor<2x4x3x5xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @transpose_into_elementwise(%fnhw: tensor<4x2x3x5xf32>, %y: tensor<2x4x3x5xf32>) -> tensor<2x4x3x5xf32> {
+  %e = tensor.empty() : tensor<2x4x3x5xf32>
+  %t = linalg.transpose ins(%fnhw : tensor<4x2x3x5xf32>) outs(%e : tensor<2x4x3x5xf32>) permutation = [1, 0, 2, 3]
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%t, %y : tensor<2x4x3x5xf32>, tensor<2x4x3x5xf32>) outs(%e : tensor<2x4x3x5xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4x3x5xf32>
+  return %r : tensor<2x4x3x5xf32>
+}
+
+// -----
+
+// A transpose that feeds a matmul stays a named transpose.
+// CHECK-LABEL: func.func @transpose_into_matmul
+// CHECK: linalg.transpose
+// CHECK: linalg.matmul
+func.func @transpose_into_matmul(%a: tensor<8x4xf32>, %b: tensor<8x16xf32>) -> tensor<4x16xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %t = linalg.transpose ins(%a : tensor<8x4xf32>) outs(%e : tensor<4x8xf32>) permutation = [1, 0]
+  %o = tensor.empty() : tensor<4x16xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%o : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %m = linalg.matmul ins(%t, %b : tensor<4x8xf32>, tensor<8x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %m : tensor<4x16xf32>
+}
