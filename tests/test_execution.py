@@ -514,3 +514,36 @@ def test_dataloader_partitions_the_dataset_across_processes(pid: int) -> None:
     assert seen == [float(i) for i in range(pid, 18, 3)]  # 6 samples each, interleaved
     whole = poptorch.DataLoader(o, data, batch_size=1, auto_distributed_partitioning=False)
     assert len(whole) == 10
+
+
+RELEASE_RACE = r"""
+import sys
+sys.path.insert(0, {python_dir!r})
+import torch, poptorch
+torch.set_num_threads(2)
+a, b = torch.randn(512, 512), torch.randn(512, 512)
+for _ in range(20):
+    exe = poptorch.trace(lambda x, y: x @ y, a, b).compile()  # a parallel loop
+    for _ in range(3):
+        out = exe(a, b)
+        torch.mm(a, b)  # torch's threads keep the cores busy around our workers
+    out = exe(a, b)
+    del exe  # freed right after its call, while a worker may still be in its code
+torch.testing.assert_close(out, a @ b, rtol=1e-3, atol=1e-3)
+print("ok")
+"""
+
+
+def test_program_freed_right_after_a_parallel_call() -> None:
+    """The async runtime's workers can still be inside a program's code when the call
+    that awaited them returns; freeing the program then must not unmap that code
+    (this crashed with SIGSEGV in an llvm-worker thread)."""
+    import os
+    import subprocess
+    import sys
+
+    python_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python")
+    proc = subprocess.run([sys.executable, "-X", "faulthandler", "-c",
+                           RELEASE_RACE.format(python_dir=python_dir)],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-2000:]

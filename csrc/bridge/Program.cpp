@@ -255,6 +255,126 @@ void addPoptorchRuntimeSymbols(llvm::StringMap<void *> &map) {
   add("i64", &printTensorRuntime<int64_t>);
 }
 
+//===----------------------------------------------------------------------===//
+// Lifetime of JIT code run by the async runtime's workers
+//
+// A parallel loop's tasks are coroutine resumes that the program hands to the
+// async runtime (mlirAsyncRuntimeExecute and the Await*AndExecute forms). A
+// worker that completes the last task wakes the awaiting call, which returns,
+// while the worker is still inside the program's code (releasing tokens,
+// leaving the coroutine frame). Freeing the program right after its last call
+// (a compiled model going out of scope) then unmapped code under a running
+// worker: a SIGSEGV in an "llvm-worker" thread. Every resume therefore goes
+// through a trampoline that counts it from hand-over until it returns, and a
+// released program's JIT is freed only when no resume is pending (else at
+// the next release or compile that finds none).
+//===----------------------------------------------------------------------===//
+
+using CoroHandle = void *;
+using CoroResume = void (*)(void *);
+
+std::atomic<int64_t> &pendingResumes() {
+  static std::atomic<int64_t> pending{0};
+  return pending;
+}
+
+struct CountedResume {
+  CoroHandle handle;
+  CoroResume resume;
+};
+
+void runCountedResume(void *p) {
+  CountedResume r = *static_cast<CountedResume *>(p);
+  delete static_cast<CountedResume *>(p);
+  r.resume(r.handle);
+  pendingResumes().fetch_sub(1, std::memory_order_acq_rel);
+}
+
+CountedResume *countResume(CoroHandle handle, CoroResume resume) {
+  pendingResumes().fetch_add(1, std::memory_order_acq_rel);
+  return new CountedResume{handle, resume};
+}
+
+struct AsyncExecuteFns {
+  void (*execute)(CoroHandle, CoroResume) = nullptr;
+  void (*awaitToken)(void *, CoroHandle, CoroResume) = nullptr;
+  void (*awaitValue)(void *, CoroHandle, CoroResume) = nullptr;
+  void (*awaitGroup)(void *, CoroHandle, CoroResume) = nullptr;
+};
+
+AsyncExecuteFns &runtimeExecuteFns() {
+  static AsyncExecuteFns fns;
+  return fns;
+}
+
+void countedExecute(CoroHandle h, CoroResume f) {
+  runtimeExecuteFns().execute(countResume(h, f), &runCountedResume);
+}
+void countedAwaitToken(void *token, CoroHandle h, CoroResume f) {
+  runtimeExecuteFns().awaitToken(token, countResume(h, f), &runCountedResume);
+}
+void countedAwaitValue(void *value, CoroHandle h, CoroResume f) {
+  runtimeExecuteFns().awaitValue(value, countResume(h, f), &runCountedResume);
+}
+void countedAwaitGroup(void *group, CoroHandle h, CoroResume f) {
+  runtimeExecuteFns().awaitGroup(group, countResume(h, f), &runCountedResume);
+}
+
+/// Replaces the runtime's executing entry points in `map` by the counting
+/// ones (the originals are called through runtimeExecuteFns()).
+void countAsyncResumes(llvm::StringMap<void *> &map) {
+  AsyncExecuteFns &fns = runtimeExecuteFns();
+  auto swap = [&](const char *name, auto &original, void *counted) {
+    auto it = map.find(name);
+    if (it == map.end())
+      throw CompileError(std::string("the async runtime has no ") + name);
+    original = reinterpret_cast<std::remove_reference_t<decltype(original)>>(
+        it->second);
+    it->second = counted;
+  };
+  swap("mlirAsyncRuntimeExecute", fns.execute,
+       reinterpret_cast<void *>(&countedExecute));
+  swap("mlirAsyncRuntimeAwaitTokenAndExecute", fns.awaitToken,
+       reinterpret_cast<void *>(&countedAwaitToken));
+  swap("mlirAsyncRuntimeAwaitValueAndExecute", fns.awaitValue,
+       reinterpret_cast<void *>(&countedAwaitValue));
+  swap("mlirAsyncRuntimeAwaitAllInGroupAndExecute", fns.awaitGroup,
+       reinterpret_cast<void *>(&countedAwaitGroup));
+}
+
+std::mutex &retiredMutex() {
+  static std::mutex m;
+  return m;
+}
+
+std::vector<std::unique_ptr<llvm::orc::LLJIT>> &retiredJits() {
+  static auto *v = new std::vector<std::unique_ptr<llvm::orc::LLJIT>>();
+  return *v;
+}
+
+/// Frees the retired JITs if no resume is pending.
+void freeRetiredJits() {
+  std::vector<std::unique_ptr<llvm::orc::LLJIT>> dead;
+  {
+    std::lock_guard<std::mutex> lock(retiredMutex());
+    if (retiredJits().empty() ||
+        pendingResumes().load(std::memory_order_acquire) != 0)
+      return;
+    dead.swap(retiredJits());
+  }
+}
+
+/// Frees `jit` once no async runtime worker can be running its code.
+void retireJit(std::unique_ptr<llvm::orc::LLJIT> jit) {
+  if (!jit)
+    return;
+  {
+    std::lock_guard<std::mutex> lock(retiredMutex());
+    retiredJits().push_back(std::move(jit));
+  }
+  freeRetiredJits();
+}
+
 /// The async runtime's C API (mlirAsyncRuntime*), loaded on first use and
 /// kept for the life of the process, plus poptorch's own runtime functions.
 const llvm::StringMap<void *> &asyncRuntimeSymbols() {
@@ -275,6 +395,7 @@ const llvm::StringMap<void *> &asyncRuntimeSymbols() {
       throw CompileError(path + " has no " +
                          std::string(ExecutionEngine::kLibraryInitFnName));
     init(*map);
+    countAsyncResumes(*map);
     addPoptorchRuntimeSymbols(*map);
     addBufferPoolSymbols(*map);
     return map;
@@ -949,17 +1070,21 @@ public:
     liveProgramsSet().insert(this);
   }
   ~JitProgram() override {
-    std::lock_guard<std::mutex> lock(registryMutex());
-    liveProgramsSet().erase(this);
+    {
+      std::lock_guard<std::mutex> lock(registryMutex());
+      liveProgramsSet().erase(this);
+    }
+    retireJit(std::move(loaded));
   }
 
   void release() {
     entryPoint = nullptr;
-    loaded.reset();
+    retireJit(std::move(loaded));
   }
 
   void compile(const std::string &moduleText, const CompileOptions &options) {
     initOnce();
+    freeRetiredJits();
     if (!options.cachePath.empty()) {
       std::string why;
       if (loadFromCache(moduleText, options, why))
