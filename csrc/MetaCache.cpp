@@ -1,14 +1,12 @@
 //===- MetaCache.cpp - memoized Meta kernel results, kept across runs ---===//
 #include "MetaCache.h"
+#include "bridge/Bridge.h"
 
 #include <c10/core/DefaultDtype.h>
 
-#include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <unistd.h>
 
 namespace poptorch {
 
@@ -24,13 +22,6 @@ void putInt(std::string &out, int64_t i) {
 void putBytes(std::string &out, const std::string &b) {
   putInt(out, static_cast<int64_t>(b.size()));
   out += b;
-}
-
-uint64_t fnv1a(const char *p, size_t n) {
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < n; ++i)
-    h = (h ^ static_cast<unsigned char>(p[i])) * 1099511628211ull;
-  return h;
 }
 
 /// Bounds-checked reading of what putInt/putBytes wrote.
@@ -173,7 +164,7 @@ size_t MetaCache::load(const std::string &path, const std::string &tag) {
   uint64_t sum;
   std::memcpy(&sum, data.data() + data.size() - sizeof sum, sizeof sum);
   data.resize(data.size() - sizeof sum);
-  if (fnv1a(data.data(), data.size()) != sum)
+  if (poptorch_bridge::cacheChecksum(data) != sum)
     return 0;
   Reader r{data, magic};
   if (r.getBytes() != tag || !r.ok)
@@ -243,29 +234,10 @@ size_t MetaCache::save(const std::string &path, const std::string &tag) {
         putInt(data, d);
     }
   }
-  uint64_t sum = fnv1a(data.data(), data.size());
+  uint64_t sum = poptorch_bridge::cacheChecksum(data);
   data.append(reinterpret_cast<const char *>(&sum), sizeof sum);
-
-  std::error_code ec;
-  std::filesystem::path target(path);
-  if (target.has_parent_path())
-    std::filesystem::create_directories(target.parent_path(), ec);
-  std::string tmp = path + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out)
-      return 0;
-    out.write(data.data(), static_cast<std::streamsize>(data.size()));
-    out.close();
-    if (!out) {
-      std::remove(tmp.c_str());
-      return 0;
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
+  if (!poptorch_bridge::writeFileAtomically(path, data))
     return 0;
-  }
   dirty = false;
   return entries.size();
 }

@@ -47,8 +47,6 @@ public:
   /// there was nothing new or it could not write: the memo is only a cache).
   size_t save(const std::string &path, const std::string &tag);
 
-  size_t size() const { return entries.size(); }
-
 private:
   std::unordered_map<std::string, std::vector<c10::IValue>> entries;
   bool dirty = false;

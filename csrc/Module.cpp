@@ -161,7 +161,6 @@ PYBIND11_MODULE(_C, m) {
       py::arg("path"), py::arg("tag"),
       "Writes this thread's memo of Meta results to `path` if it grew; "
       "returns how many entries were written (0: nothing new or unwritable).");
-  m.def("meta_cache_size", [] { return MetaCache::forThisThread().size(); });
   m.def("set_trace_sink", [](py::object fn) {
     if (fn.is_none())
       return setTraceSink(nullptr);

@@ -12,6 +12,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -191,5 +192,15 @@ void releaseAllPrograms();
 
 /// The pipeline as (stage, textual pass pipeline) pairs.
 std::vector<std::pair<std::string, std::string>> pipelineStages();
+
+/// The checksum that poptorch's cache files (executable entries, Meta
+/// results) end with: xxh3 of everything before it.
+uint64_t cacheChecksum(std::string_view data);
+
+/// Writes `data` to `path` atomically (a temporary file beside it, then a
+/// rename), creating the folders above it, so that a concurrent reader never
+/// sees half a file. Returns false if it could not: a cache only misses the
+/// file.
+bool writeFileAtomically(const std::string &path, const std::string &data);
 
 } // namespace poptorch_bridge

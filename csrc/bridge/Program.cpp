@@ -490,18 +490,8 @@ void writeCacheEntry(const CompileOptions &o,
   putU64(data, objects.size());
   for (const std::string &object : objects)
     putBytes(object);
-  putU64(data, llvm::xxh3_64bits(llvm::StringRef(data)));
-  llvm::sys::fs::create_directories(llvm::sys::path::parent_path(o.cachePath));
-  std::string tmp = o.cachePath + ".tmp" + std::to_string(::getpid());
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(tmp, ec);
-    if (ec)
-      return;
-    os << data;
-  }
-  if (llvm::sys::fs::rename(tmp, o.cachePath))
-    llvm::sys::fs::remove(tmp);
+  putU64(data, cacheChecksum(data));
+  (void)writeFileAtomically(o.cachePath, data);
 }
 
 /// Reads and checks an entry; on failure returns false and says why.
@@ -540,7 +530,7 @@ bool readCacheEntry(const CompileOptions &o, std::vector<std::string> &objects,
     why = "the cache entry was written for another model, compiler or CPU";
     return false;
   }
-  if (checksum != llvm::xxh3_64bits(body)) {
+  if (checksum != cacheChecksum(body)) {
     why = "the cache entry is corrupted (checksum mismatch)";
     return false;
   }
@@ -1415,6 +1405,33 @@ std::string hostCpuDescription() {
   for (auto &f : on)
     out += "," + f;
   return out;
+}
+
+uint64_t cacheChecksum(std::string_view data) {
+  return llvm::xxh3_64bits(llvm::StringRef(data.data(), data.size()));
+}
+
+bool writeFileAtomically(const std::string &path, const std::string &data) {
+  llvm::sys::fs::create_directories(llvm::sys::path::parent_path(path));
+  std::string tmp = path + ".tmp" + std::to_string(::getpid());
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(tmp, ec);
+    if (ec)
+      return false;
+    os << data;
+    os.close();
+    if (os.has_error()) {
+      os.clear_error();
+      llvm::sys::fs::remove(tmp);
+      return false;
+    }
+  }
+  if (llvm::sys::fs::rename(tmp, path)) {
+    llvm::sys::fs::remove(tmp);
+    return false;
+  }
+  return true;
 }
 
 void releaseAllPrograms() {

@@ -259,12 +259,12 @@ def meta_memo(cache_dir: str | None) -> Any:
     if not cache_dir:
         yield
         return
-    path = os.path.join(cache_dir, "meta-results.bin")
-    read = _C.meta_cache_load(path, _compiler_id())
+    path, tag = os.path.join(cache_dir, "meta-results.bin"), _compiler_id()
+    read = _C.meta_cache_load(path, tag)
     try:
         yield
     finally:
-        written = _C.meta_cache_save(path, _compiler_id())
+        written = _C.meta_cache_save(path, tag)
         logger.debug("meta results: %d read from and %d written to %s", read, written, path)
 
 
