@@ -3,6 +3,7 @@
 #include "Tracer.h"
 #include "bridge/Bridge.h"
 #include "bridge/BufferPool.h"
+#include "bridge/TaskRuntime.h"
 
 #include <torch/csrc/jit/python/pybind_utils.h>
 #include <torch/extension.h>
@@ -17,6 +18,15 @@ using poptorch_bridge::BufferRef;
 using poptorch_bridge::Program;
 
 namespace {
+
+/// Compiled programs run their parallel loops on torch's intra-op threads
+/// (torch.get_num_threads() of them): one pool for eager ops and compiled
+/// programs, so neither waits for the other's spinning or sleeping threads.
+void runOnTorchThreads(poptorch_bridge::TeamBody body, void *context) {
+  at::parallel_for(
+      0, at::get_num_threads(), 1,
+      [&](int64_t begin, int64_t end) { body(context, begin, end); });
+}
 
 BufferRef bufferOf(const at::Tensor &t) {
   TORCH_CHECK(t.device().is_cpu() && t.is_contiguous(),
@@ -95,6 +105,7 @@ PYBIND11_MODULE(_C, m) {
 
   py::register_exception<poptorch_bridge::CompileError>(m, "CompileError",
                                                         PyExc_RuntimeError);
+  poptorch_bridge::setTeamRunner(&runOnTorchThreads);
 
   py::class_<CallPlan>(m, "CallPlan").def("__call__", &CallPlan::call);
 

@@ -535,9 +535,9 @@ print("ok")
 
 
 def test_program_freed_right_after_a_parallel_call() -> None:
-    """The async runtime's workers can still be inside a program's code when the call
-    that awaited them returns; freeing the program then must not unmap that code
-    (this crashed with SIGSEGV in an llvm-worker thread)."""
+    """No thread may still be inside a program's code when the call returns: freeing the
+    program then must not unmap code under it (with the MLIR async runtime's own worker
+    pool this crashed with SIGSEGV in an llvm-worker thread)."""
     import os
     import subprocess
     import sys
@@ -547,3 +547,36 @@ def test_program_freed_right_after_a_parallel_call() -> None:
                            RELEASE_RACE.format(python_dir=python_dir)],
                           capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-2000:]
+
+
+TEAM_THREADS = r"""
+import os, sys
+sys.path.insert(0, {python_dir!r})
+import torch, poptorch
+torch.set_num_threads({threads})
+a, b = torch.randn(512, 512), torch.randn(512, 512)
+torch.mm(a, b)  # torch's intra-op threads exist from here on
+exe = poptorch.trace(lambda x, y: x @ y, a, b).compile()  # a parallel loop
+before = sorted(os.listdir("/proc/self/task"))
+for _ in range(5):
+    torch.testing.assert_close(exe(a, b), a @ b, rtol=1e-3, atol=1e-3)
+    torch.mm(a, b)
+print(before == sorted(os.listdir("/proc/self/task")))
+"""
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_parallel_loops_run_on_torchs_threads(threads: int) -> None:
+    """A program's parallel loops run on torch's intra-op threads (torch.get_num_threads()
+    of them), not on a pool of poptorch's own: calling it starts no thread. With one
+    thread the caller runs every task itself."""
+    import os
+    import subprocess
+    import sys
+
+    python_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python")
+    proc = subprocess.run([sys.executable, "-X", "faulthandler", "-c",
+                           TEAM_THREADS.format(python_dir=python_dir, threads=threads)],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().endswith("True"), "the call started threads: " + proc.stdout

@@ -6,15 +6,15 @@
 // into parts compiled on parallel threads and linked by an ORC LLJIT. Calls
 // go through the packed C interface of @main.
 //
-// Parallel loops run on the MLIR async runtime (libmlir_async_runtime). It
-// is loaded once per process and its symbols are defined in every program's
-// dylib by hand: loading it as a JIT library would make each program's
-// destructor reset the process-wide runtime under the feet of the programs
-// still alive.
+// Parallel loops call the async runtime API, implemented by TaskRuntime.cpp
+// and defined in every program's dylib by hand; a program that calls it runs
+// on a team of threads (runOnTeam), which has left the program's code when
+// the call returns.
 //
 //===----------------------------------------------------------------------===//
 #include "Bridge.h"
 #include "BufferPool.h"
+#include "TaskRuntime.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -43,6 +43,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Object/ObjectFile.h"
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -255,152 +256,40 @@ void addPoptorchRuntimeSymbols(llvm::StringMap<void *> &map) {
   add("i64", &printTensorRuntime<int64_t>);
 }
 
-//===----------------------------------------------------------------------===//
-// Lifetime of JIT code run by the async runtime's workers
-//
-// A parallel loop's tasks are coroutine resumes that the program hands to the
-// async runtime (mlirAsyncRuntimeExecute and the Await*AndExecute forms). A
-// worker that completes the last task wakes the awaiting call, which returns,
-// while the worker is still inside the program's code (releasing tokens,
-// leaving the coroutine frame). Freeing the program right after its last call
-// (a compiled model going out of scope) then unmapped code under a running
-// worker: a SIGSEGV in an "llvm-worker" thread. Every resume therefore goes
-// through a trampoline that counts it from hand-over until it returns, and a
-// released program's JIT is freed only when no resume is pending (else at
-// the next release or compile that finds none).
-//===----------------------------------------------------------------------===//
-
-using CoroHandle = void *;
-using CoroResume = void (*)(void *);
-
-std::atomic<int64_t> &pendingResumes() {
-  static std::atomic<int64_t> pending{0};
-  return pending;
-}
-
-struct CountedResume {
-  CoroHandle handle;
-  CoroResume resume;
-};
-
-void runCountedResume(void *p) {
-  CountedResume r = *static_cast<CountedResume *>(p);
-  delete static_cast<CountedResume *>(p);
-  r.resume(r.handle);
-  pendingResumes().fetch_sub(1, std::memory_order_acq_rel);
-}
-
-CountedResume *countResume(CoroHandle handle, CoroResume resume) {
-  pendingResumes().fetch_add(1, std::memory_order_acq_rel);
-  return new CountedResume{handle, resume};
-}
-
-struct AsyncExecuteFns {
-  void (*execute)(CoroHandle, CoroResume) = nullptr;
-  void (*awaitToken)(void *, CoroHandle, CoroResume) = nullptr;
-  void (*awaitValue)(void *, CoroHandle, CoroResume) = nullptr;
-  void (*awaitGroup)(void *, CoroHandle, CoroResume) = nullptr;
-};
-
-AsyncExecuteFns &runtimeExecuteFns() {
-  static AsyncExecuteFns fns;
-  return fns;
-}
-
-void countedExecute(CoroHandle h, CoroResume f) {
-  runtimeExecuteFns().execute(countResume(h, f), &runCountedResume);
-}
-void countedAwaitToken(void *token, CoroHandle h, CoroResume f) {
-  runtimeExecuteFns().awaitToken(token, countResume(h, f), &runCountedResume);
-}
-void countedAwaitValue(void *value, CoroHandle h, CoroResume f) {
-  runtimeExecuteFns().awaitValue(value, countResume(h, f), &runCountedResume);
-}
-void countedAwaitGroup(void *group, CoroHandle h, CoroResume f) {
-  runtimeExecuteFns().awaitGroup(group, countResume(h, f), &runCountedResume);
-}
-
-/// Replaces the runtime's executing entry points in `map` by the counting
-/// ones (the originals are called through runtimeExecuteFns()).
-void countAsyncResumes(llvm::StringMap<void *> &map) {
-  AsyncExecuteFns &fns = runtimeExecuteFns();
-  auto swap = [&](const char *name, auto &original, void *counted) {
-    auto it = map.find(name);
-    if (it == map.end())
-      throw CompileError(std::string("the async runtime has no ") + name);
-    original = reinterpret_cast<std::remove_reference_t<decltype(original)>>(
-        it->second);
-    it->second = counted;
-  };
-  swap("mlirAsyncRuntimeExecute", fns.execute,
-       reinterpret_cast<void *>(&countedExecute));
-  swap("mlirAsyncRuntimeAwaitTokenAndExecute", fns.awaitToken,
-       reinterpret_cast<void *>(&countedAwaitToken));
-  swap("mlirAsyncRuntimeAwaitValueAndExecute", fns.awaitValue,
-       reinterpret_cast<void *>(&countedAwaitValue));
-  swap("mlirAsyncRuntimeAwaitAllInGroupAndExecute", fns.awaitGroup,
-       reinterpret_cast<void *>(&countedAwaitGroup));
-}
-
-std::mutex &retiredMutex() {
-  static std::mutex m;
-  return m;
-}
-
-std::vector<std::unique_ptr<llvm::orc::LLJIT>> &retiredJits() {
-  static auto *v = new std::vector<std::unique_ptr<llvm::orc::LLJIT>>();
-  return *v;
-}
-
-/// Frees the retired JITs if no resume is pending.
-void freeRetiredJits() {
-  std::vector<std::unique_ptr<llvm::orc::LLJIT>> dead;
-  {
-    std::lock_guard<std::mutex> lock(retiredMutex());
-    if (retiredJits().empty() ||
-        pendingResumes().load(std::memory_order_acquire) != 0)
-      return;
-    dead.swap(retiredJits());
-  }
-}
-
-/// Frees `jit` once no async runtime worker can be running its code.
-void retireJit(std::unique_ptr<llvm::orc::LLJIT> jit) {
-  if (!jit)
-    return;
-  {
-    std::lock_guard<std::mutex> lock(retiredMutex());
-    retiredJits().push_back(std::move(jit));
-  }
-  freeRetiredJits();
-}
-
-/// The async runtime's C API (mlirAsyncRuntime*), loaded on first use and
-/// kept for the life of the process, plus poptorch's own runtime functions.
-const llvm::StringMap<void *> &asyncRuntimeSymbols() {
+/// The runtime functions compiled programs call, by symbol name: the async
+/// runtime API (TaskRuntime.cpp), the buffer pool and poptorch's own.
+const llvm::StringMap<void *> &runtimeSymbols() {
   static const auto *symbols = [] {
     auto *map = new llvm::StringMap<void *>();
-    std::string path =
-        std::string(POPTORCH_MLIR_LIB_DIR) + "/libmlir_async_runtime.so";
-    std::string err;
-    auto lib =
-        llvm::sys::DynamicLibrary::getPermanentLibrary(path.c_str(), &err);
-    if (!lib.isValid())
-      throw CompileError("cannot load the async runtime " + path + ": " + err);
-    // The library's init hook hands out its symbols; its destroy hook
-    // (which would tear the runtime down) is deliberately never called.
-    auto init = reinterpret_cast<ExecutionEngine::LibraryInitFn>(
-        lib.getAddressOfSymbol(ExecutionEngine::kLibraryInitFnName));
-    if (!init)
-      throw CompileError(path + " has no " +
-                         std::string(ExecutionEngine::kLibraryInitFnName));
-    init(*map);
-    countAsyncResumes(*map);
+    addTaskRuntimeSymbols(*map);
     addPoptorchRuntimeSymbols(*map);
     addBufferPoolSymbols(*map);
     return map;
   }();
   return *symbols;
+}
+
+/// Whether any of `objects` calls the async runtime (has parallel loops or
+/// overlapped stages): such a program runs on a team (runOnTeam).
+bool usesTasks(const std::vector<std::string> &objects) {
+  for (const std::string &object : objects) {
+    auto file = llvm::object::ObjectFile::createObjectFile(
+        llvm::MemoryBufferRef(object, "program"));
+    if (!file) {
+      llvm::consumeError(file.takeError());
+      return true;
+    }
+    for (const llvm::object::SymbolRef &sym : (*file)->symbols()) {
+      auto name = sym.getName();
+      if (!name) {
+        llvm::consumeError(name.takeError());
+        continue;
+      }
+      if (name->starts_with("mlirAsyncRuntime"))
+        return true;
+    }
+  }
+  return false;
 }
 
 std::string toText(Operation *op) {
@@ -1064,17 +953,15 @@ public:
       std::lock_guard<std::mutex> lock(registryMutex());
       liveProgramsSet().erase(this);
     }
-    retireJit(std::move(loaded));
   }
 
   void release() {
     entryPoint = nullptr;
-    retireJit(std::move(loaded));
+    loaded.reset();
   }
 
   void compile(const std::string &moduleText, const CompileOptions &options) {
     initOnce();
-    freeRetiredJits();
     if (!options.cachePath.empty()) {
       std::string why;
       if (loadFromCache(moduleText, options, why))
@@ -1233,7 +1120,7 @@ public:
         layer->addPlugin(std::make_unique<PerfMapPlugin>());
     llvm::orc::JITDylib &jd = loaded->getMainJITDylib();
     llvm::orc::SymbolMap runtime;
-    for (const auto &entry : asyncRuntimeSymbols())
+    for (const auto &entry : runtimeSymbols())
       runtime[loaded->mangleAndIntern(entry.getKey())] = {
           llvm::orc::ExecutorAddr::fromPtr(entry.getValue()),
           llvm::JITSymbolFlags::Exported};
@@ -1264,6 +1151,7 @@ public:
     if (auto err = loaded->initialize(jd))
       return fail(std::move(err));
     entryPoint = sym->toPtr<void (*)(void **)>();
+    tasks = usesTasks(objects);
     return true;
   }
 
@@ -1300,7 +1188,10 @@ public:
       descPtrs[i] = descs[i].data();
       args[i] = &descPtrs[i];
     }
-    entryPoint(args.data());
+    if (tasks)
+      runOnTeam(entryPoint, args.data());
+    else
+      entryPoint(args.data());
   }
 
   const std::vector<std::pair<std::string, std::string>> &
@@ -1329,6 +1220,7 @@ private:
 
   std::unique_ptr<llvm::orc::LLJIT> loaded; // the linked program
   void (*entryPoint)(void **) = nullptr;    // the packed @main
+  bool tasks = false;                       // whether it calls the runtime
   std::string originText = "compiled";
   // The captured module and, once printed, the module after each stage.
   mutable std::vector<std::pair<std::string, std::string>> stageTexts;

@@ -32,26 +32,17 @@ using namespace mlir;
 namespace {
 
 /// Ops below this estimated cost (see poptorch-tile-and-vectorize) run
-/// sequentially. Measured here (2 vCPUs, medians, seq vs parallel): a matmul
-/// gains nothing at 128x512x512 (0.7 ms) or 256x512x512 (1.4 ms) and 1.8-1.9x
-/// from 512x512x512 (2.7 ms, cost 2^28) up; a parallel loop under ~1 ms of
-/// work loses 50-70 us. The cause is waking the idle second vCPU (the async
-/// workers sleep when idle): with a nice-19 spinner keeping that vCPU awake,
-/// 128x512x512 already runs 1.65x faster.
-/// Convolutions were re-measured (2026-11-29, side_by_side.py --env, min of
-/// 40 calls on a loaded machine): ResNet-18's 3x3 convolutions all cost about
-/// 2.3e8 (under 2^28, so they ran on one core); with 2^27 the whole model ran
-/// 122 -> 53 ms, the 64->64 3x3 on 56x56 79 -> 85 GFLOP/s.
-/// 2^25 (2026-11-30, side_by_side.py --env, medians of 15 calls on an idle
-/// machine, after the buffer pool removed the per-call page faults): the
-/// stride-2 convolutions (1.2e8) and the depthwise ones now use both cores;
-/// ResNet-18 b1 37.0 -> 33.6 ms, MobileNetV2 b1 15.1 -> 14.2 ms (2^26: 33.9
-/// and 15.1). 2^23 was faster alone (MLP b8 0.79 -> 0.57 ms, ResNet-18
-/// 34.0 -> 31.6) but not in make bench, where eager, Inductor and ONNX
-/// Runtime run in turn in the same process: their spinning OpenMP/intra-op
-/// threads hold the second core when a small parallel loop wants it, and the
-/// MLP at batch 8 took 4.9 ms instead of 1.1 (0.16x eager).
-constexpr int64_t kMinParallelCost = int64_t(1) << 25;
+/// sequentially. While parallel loops ran on the MLIR async runtime's own
+/// pool, whose workers sleep when idle, a loop under ~1 ms of work lost
+/// 50-70 us waking the idle second vCPU, and in make bench eager's and ONNX
+/// Runtime's spinning threads held that core: the threshold had to be 2^25
+/// (MLP b8 took 4.9 ms instead of 1.1 with 2^23). Programs now run on torch's
+/// own intra-op threads, whose team stays awake for the call
+/// (csrc/bridge/TaskRuntime.cpp). Re-measured then (2026-11-30,
+/// side_by_side.py --env, medians of 20 calls; 2^25 / 2^21 / 2^17): MLP b8
+/// 0.79 / 0.37 / 0.36 ms, MobileNetV2 b1 13.9 / 10.8 / 10.4 ms, b8 - / 73.6 /
+/// 70.5 ms, ResNet-18 b1 31.0 / 30.8 / 29.8 ms.
+constexpr int64_t kMinParallelCost = int64_t(1) << 17;
 
 /// Blocks that async-parallel-for cuts a parallel loop into are sized for
 /// this many workers: the cores this process may use.
@@ -73,10 +64,8 @@ std::string tileAndVectorizeStage() {
 }
 
 /// scf.forall loops of the tiling pass become scf.parallel and then tasks of
-/// the MLIR async runtime (libmlir_async_runtime, registered into each engine
-/// by csrc/bridge/Program.cpp). Its pool has one thread per core and blocks
-/// when idle, so eager torch ops that run between our calls keep both cores
-/// (libgomp under torch spins instead; libomp would spin for KMP_BLOCKTIME).
+/// the async runtime API, which csrc/bridge/TaskRuntime.cpp implements on a
+/// team of torch's intra-op threads per call.
 std::string parallelLoopsToAsync() {
   return "scf-forall-to-parallel, async-parallel-for{num-workers=" +
          std::to_string(numWorkers()) +

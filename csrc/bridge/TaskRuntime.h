@@ -1,0 +1,43 @@
+//===- TaskRuntime.h - The async runtime of compiled programs ---*- C++ -*-===//
+//
+// Compiled programs run their parallel loops as tasks of the MLIR async
+// dialect's runtime API (mlirAsyncRuntime*: tokens, values, groups, execute
+// and await). This is poptorch's implementation of that API. A program call
+// runs on a team of threads that the embedder provides (under torch: its
+// intra-op threads, see setTeamRunner); the team's threads run the queued
+// tasks, and a thread that has to wait runs queued tasks meanwhile. When
+// the call returns, every thread of the team has left the program's code.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef POPTORCH_BRIDGE_TASKRUNTIME_H
+#define POPTORCH_BRIDGE_TASKRUNTIME_H
+
+#include "llvm/ADT/StringMap.h"
+
+#include <cstdint>
+
+namespace poptorch_bridge {
+
+/// One member's share of a team: called once per member with a range of
+/// member indices [begin, end); the member given index 0 runs the program.
+using TeamBody = void (*)(void *context, int64_t begin, int64_t end);
+
+/// Runs `body` over the member indices [0, n) of a team of threads, where n
+/// is the team's size (1 runs everything on the caller), and returns when
+/// every call of `body` has returned.
+using TeamRunner = void (*)(TeamBody body, void *context);
+
+/// Sets the team runner of every later program call. The default runs a
+/// team of one: the caller alone.
+void setTeamRunner(TeamRunner runner);
+
+/// Adds the async runtime API (mlirAsyncRuntime*) to `map`, by symbol name.
+void addTaskRuntimeSymbols(llvm::StringMap<void *> &map);
+
+/// Calls `entry(args)` on a team (see setTeamRunner).
+void runOnTeam(void (*entry)(void **), void **args);
+
+} // namespace poptorch_bridge
+
+#endif // POPTORCH_BRIDGE_TASKRUNTIME_H
