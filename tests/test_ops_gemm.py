@@ -27,6 +27,8 @@ MM_SHAPES = [
     ((33, 7), (7, 1)),  # a single column
     ((40, 64), (64, 1100)),  # B rows 4.4 KB apart: packed panels, peeled 12-column remainder
     ((256, 64), (64, 1100)),  # both cores, rows in chunks of register tiles, packed panels
+    ((64, 3072), (3072, 96)),  # long reduction, unpacked B: blocks of 768 in each column task
+    ((70, 4096), (4096, 100)),  # blocks of 512, partial row and column tiles
 ]
 
 
@@ -43,7 +45,12 @@ def _tol(dtype: torch.dtype) -> dict:
 @dtypes(FLOAT_DTYPES, [torch.int32, torch.int64])
 def test_matmul_shapes(shapes: tuple, dtype: torch.dtype) -> None:
     a, b = sample(shapes[0], dtype), sample(shapes[1], dtype)
-    check(lambda x, y: x @ y, a, b, **_tol(dtype))
+    tol = _tol(dtype)
+    if dtype == torch.float32 and shapes[0][1] >= 2048:
+        # Sums of thousands of products: float32 rounding in another order
+        # than torch's BLAS (both are ~1e-4 off the float64 result).
+        tol = {"atol": 2e-3, "rtol": 1e-4}
+    check(lambda x, y: x @ y, a, b, **tol)
 
 
 @pytest.mark.parametrize("shapes", [

@@ -41,6 +41,36 @@ func.func @matmul_bias_relu(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>, %bias:
 
 // -----
 
+// A long reduction (3072) with an unpacked B (rows 512 bytes apart) runs in
+// blocks of 768 inside each column task: the accumulator tile goes back to
+// memory between blocks, so the fill runs before the blocks and the bias +
+// relu consumer after them, each in its own vectorized loop.
+// CHECK-LABEL: func.func @long_reduction
+// CHECK-NOT: linalg.
+// CHECK: scf.forall (%{{.*}}) = (0) to (128) step (32)
+// CHECK: vector.transfer_write %{{.*}} : vector<1x32xf32>, tensor<64x32xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %c3072 step %c768 iter_args(%{{.*}}) -> (tensor<64x32xf32>)
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c8
+// CHECK: scf.for %{{.*}} = %c0 to %c768 step %c8 iter_args(%{{.*}}) -> (vector<8x32xf32>)
+// CHECK: vector.fma {{.*}} : vector<32xf32>
+// CHECK: arith.maximumf {{.*}} : vector<1x32xf32>
+// CHECK: scf.forall.in_parallel
+func.func @long_reduction(%a: tensor<64x3072xf32>, %b: tensor<3072x128xf32>, %bias: tensor<128xf32>) -> tensor<64x128xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x128xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<64x128xf32>) -> tensor<64x128xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<64x3072xf32>, tensor<3072x128xf32>) outs(%f : tensor<64x128xf32>) -> tensor<64x128xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%bias, %m : tensor<128xf32>, tensor<64x128xf32>) outs(%e : tensor<64x128xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    %t = arith.maximumf %s, %cst : f32
+    linalg.yield %t : f32
+  } -> tensor<64x128xf32>
+  return %r : tensor<64x128xf32>
+}
+
+// -----
+
 // One row (m = 1): the columns are distributed, in blocks of the 128-wide
 // register tile.
 // CHECK-LABEL: func.func @matvec
