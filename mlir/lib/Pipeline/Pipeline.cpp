@@ -44,6 +44,16 @@ namespace {
 /// 70.5 ms, ResNet-18 b1 31.0 / 30.8 / 29.8 ms.
 constexpr int64_t kMinParallelCost = int64_t(1) << 17;
 
+/// A program whose ops add up to less than this runs on one thread
+/// (min-program-parallel-cost): a call with a parallel loop needs the second
+/// thread scheduled during it, and a tiny program gains little. With
+/// parallel loops the MLP at batch 1 (ops of 1.6e6 and 2.1e6, 0.16 ms alone
+/// against 0.29 on one thread) ran at 1.9 ms (0.23x eager) in one make bench
+/// run, where the other backends' spinning threads held the cores; at batch
+/// 8 (2.9e7 in all) it keeps its parallel loops. Per op instead (2^22 for
+/// every op) would cost ResNet-18 b1 6% and MobileNetV2 b8 8%.
+constexpr int64_t kMinProgramParallelCost = int64_t(1) << 23;
+
 /// Blocks that async-parallel-for cuts a parallel loop into are sized for
 /// this many workers: the cores this process may use.
 unsigned numWorkers() {
@@ -56,7 +66,9 @@ unsigned numWorkers() {
 /// (benchmarks/side_by_side.py --env). The stage text, and so the executable
 /// cache key, carries them.
 std::string tileAndVectorizeStage() {
-  std::string options = "min-parallel-cost=" + std::to_string(kMinParallelCost);
+  std::string options =
+      "min-parallel-cost=" + std::to_string(kMinParallelCost) +
+      " min-program-parallel-cost=" + std::to_string(kMinProgramParallelCost);
   if (const char *env = std::getenv("POPTORCH_TILE_OPTIONS"))
     options = env;
   return "builtin.module(poptorch-tile-and-vectorize{" + options +

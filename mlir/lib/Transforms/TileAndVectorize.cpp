@@ -983,8 +983,21 @@ struct TileAndVectorizePass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     IRRewriter rewriter(&getContext());
+    int64_t parallelCost = minParallelCost;
+    if (minProgramParallelCost > 0) {
+      int64_t total = 0;
+      module.walk([&](linalg::LinalgOp op) {
+        if (hasStaticLoops(op) &&
+            !llvm::AddOverflow(total, estimateCost(op), total))
+          return WalkResult::advance();
+        total = std::numeric_limits<int64_t>::max();
+        return WalkResult::interrupt();
+      });
+      if (total < minProgramParallelCost)
+        parallelCost = -1;
+    }
     module.walk([&](func::FuncOp func) {
-      tileFunction(rewriter, func, minParallelCost, packRhs);
+      tileFunction(rewriter, func, parallelCost, packRhs);
     });
     // Static tile shapes (after peeling) must reach the linalg ops and the
     // loop-carried tensors before vectorization, so that full tiles

@@ -5,6 +5,10 @@
 // RUN: poptorch-opt %s -split-input-file --poptorch-tile-and-vectorize=min-parallel-cost=1000 --canonicalize --cse | FileCheck %s
 // RUN: poptorch-opt %s -split-input-file --poptorch-tile-and-vectorize=min-parallel-cost=-1 | FileCheck %s --check-prefix=SEQ
 // RUN: poptorch-opt %s -split-input-file --poptorch-tile-and-vectorize=min-parallel-cost=1000 --poptorch-stage-bufferize --poptorch-stage-to-llvm | FileCheck %s --check-prefix=LLVM
+// A module whose ops add up to less than min-program-parallel-cost keeps
+// every op on one thread, whatever each op costs.
+// RUN: poptorch-opt %s -split-input-file --poptorch-tile-and-vectorize="min-parallel-cost=1000 min-program-parallel-cost=1000000000" | FileCheck %s --check-prefix=PROG
+// PROG-NOT: scf.forall
 
 // Rows are distributed in 4 chunks of 16 (two register tiles each, so that
 // a task reuses each column block of B across its rows); the fill, the

@@ -60,6 +60,11 @@ def PoptorchTileAndVectorize : Pass<"poptorch-tile-and-vectorize", "ModuleOp"> {
            "Smallest estimated cost (iteration points times scalar ops per "
            "point) at which an op's outermost tile loop runs in parallel; "
            "0 parallelizes everything, -1 nothing">,
+    Option<"minProgramParallelCost", "min-program-parallel-cost", "int64_t",
+           /*default=*/"0",
+           "A module whose ops' estimated costs add up to less than this "
+           "keeps every op sequential: its whole call is too short to gain "
+           "from a second thread, which would have to be scheduled for it">,
     Option<"packRhs", "pack-rhs", "bool", /*default=*/"true",
            "Copy the k x nr block of B that a column tile of a contraction "
            "reads into a contiguous panel before the row tiles that reuse it">
