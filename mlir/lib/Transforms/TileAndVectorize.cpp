@@ -426,6 +426,17 @@ void tileContractionForRegisters(RewriterBase &rewriter, linalg::LinalgOp op,
 void tileGeneric(RewriterBase &rewriter, linalg::LinalgOp op,
                  int64_t minParallelCost);
 
+/// Register-tiles `inner`, a slice of a contraction made by an outer tiling
+/// (a parallel task or a reduction block), with tiles chosen for its own
+/// shape and the packing choice of the whole op.
+void retileForRegisters(RewriterBase &rewriter, linalg::LinalgOp inner,
+                        bool packRhs) {
+  if (std::optional<ContractionTiles> t = chooseContractionTiles(inner)) {
+    t->packRhs = packRhs;
+    tileContractionForRegisters(rewriter, inner, *t);
+  }
+}
+
 /// The reduction block of `op` (see kMinBlockedReduction): a divisor of its
 /// reduction of 256-768, or 0 to keep the reduction whole. With the whole
 /// reduction in every register tile, each 8-row tile streams its rows of A
@@ -479,13 +490,8 @@ bool tileBlockedReduction(RewriterBase &rewriter, linalg::LinalgOp op,
       tileSequentially(rewriter, op, sizes);
   if (failed(blocked) || blocked->tiledOps.empty())
     return false;
-  auto inner = dyn_cast<linalg::LinalgOp>(blocked->tiledOps.front());
-  if (!inner)
-    return true;
-  if (std::optional<ContractionTiles> t = chooseContractionTiles(inner)) {
-    t->packRhs = packRhs;
-    tileContractionForRegisters(rewriter, inner, *t);
-  }
+  if (auto inner = dyn_cast<linalg::LinalgOp>(blocked->tiledOps.front()))
+    retileForRegisters(rewriter, inner, packRhs);
   return true;
 }
 
@@ -565,10 +571,7 @@ void tileContraction(RewriterBase &rewriter, linalg::LinalgOp op,
       return;
     }
   }
-  if (std::optional<ContractionTiles> t = chooseContractionTiles(inner)) {
-    t->packRhs = tiles.packRhs;
-    tileContractionForRegisters(rewriter, inner, *t);
-  }
+  retileForRegisters(rewriter, inner, tiles.packRhs);
 }
 
 /// The tile loop order of the contraction `op` (or of its fused `consumer`,
@@ -987,8 +990,17 @@ struct TileAndVectorizePass
     if (minProgramParallelCost > 0) {
       int64_t total = 0;
       module.walk([&](linalg::LinalgOp op) {
-        if (hasStaticLoops(op) &&
-            !llvm::AddOverflow(total, estimateCost(op), total))
+        // An op in a loop of the program counts once per iteration.
+        int64_t cost = estimateCost(op), trips;
+        for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
+          if (auto loop = dyn_cast<scf::ForOp>(p)) {
+            std::optional<APInt> n = loop.getStaticTripCount();
+            if (!n || llvm::MulOverflow(cost, n->getSExtValue(), trips))
+              cost = std::numeric_limits<int64_t>::max();
+            else
+              cost = trips;
+          }
+        if (hasStaticLoops(op) && !llvm::AddOverflow(total, cost, total))
           return WalkResult::advance();
         total = std::numeric_limits<int64_t>::max();
         return WalkResult::interrupt();
@@ -1015,14 +1027,20 @@ struct TileAndVectorizePass
 
   static void tileFunction(RewriterBase &rewriter, func::FuncOp func,
                            int64_t minParallelCost, bool packRhs) {
-    // Only ops at function level: what is already inside a tile loop has
-    // been handled.
+    // Ops at function level, or in the program's own sequential loops (an
+    // im2col's loop over kernel offsets): what is inside a tile loop has
+    // been handled, and the tile loops made here are not among `ownLoops`.
+    llvm::SmallPtrSet<Operation *, 8> ownLoops;
+    func.walk([&](scf::ForOp loop) { ownLoops.insert(loop); });
     auto topLevel = [&](auto pred) {
       SmallVector<linalg::LinalgOp> ops;
-      for (Operation &o : func.getBody().getOps())
-        if (auto l = dyn_cast<linalg::LinalgOp>(&o);
-            l && l.hasPureTensorSemantics() && pred(l))
+      func.walk([&](linalg::LinalgOp l) {
+        for (Operation *p = l->getParentOp(); p != func; p = p->getParentOp())
+          if (!ownLoops.contains(p))
+            return;
+        if (l.hasPureTensorSemantics() && pred(l))
           ops.push_back(l);
+      });
       return ops;
     };
     for (linalg::LinalgOp op : topLevel([](linalg::LinalgOp l) {

@@ -4,12 +4,23 @@
 // RUN: poptorch-opt %s -split-input-file --convert-poptorch-to-linalg | FileCheck %s
 
 // 1-D is 2-D with a unit height: an im2col matmul whose 8 columns are
-// padded to 16 (zeros), dropped again from the result.
+// padded to 16 (zeros), dropped again from the result. The im2col is one
+// loop over the 3 kernel offsets t = (i, j), each a strided window of the
+// input transposed into its row block of col.
 // CHECK-LABEL: func.func @conv1d
 // CHECK: %[[F:.*]] = linalg.fill {{.*}} -> tensor<1x3x10xf32>
 // CHECK: linalg.copy ins(%{{.*}} : tensor<1x3x8xf32>) outs(%{{.*}} : tensor<1x3x8xf32>)
-// CHECK: tensor.empty() : tensor<3x1x3x16xf32>
-// CHECK-COUNT-3: linalg.transpose ins(%{{.*}} : tensor<1x3x1x8xf32>) outs(%{{.*}} : tensor<3x1x1x8xf32>) permutation = [1, 0, 2, 3]
+// CHECK: %[[EMPTY:.*]] = tensor.empty() : tensor<3x1x3x16xf32>
+// CHECK: %[[THREE:.*]] = arith.constant 3 : index
+// CHECK: scf.for %[[T:.*]] = %{{.*}} to %[[THREE]] step %{{.*}} iter_args(%[[COL:.*]] = %[[EMPTY]]) -> (tensor<3x1x3x16xf32>)
+// CHECK: %[[I:.*]] = arith.divui %[[T]], %{{.*}} : index
+// CHECK: %[[J:.*]] = arith.remui %[[T]], %{{.*}} : index
+// CHECK: tensor.extract_slice %{{.*}}[0, 0, %[[I]], %[[J]]] [1, 3, 1, 8] [1, 1, 1, 1]
+// CHECK: tensor.extract_slice %[[COL]][0, %[[I]], %[[J]], 0] [3, 1, 1, 8] [1, 1, 1, 1]
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<1x3x1x8xf32>) outs(%{{.*}} : tensor<3x1x1x8xf32>) permutation = [1, 0, 2, 3]
+// CHECK: %[[NEXT:.*]] = tensor.insert_slice %{{.*}} into %[[COL]][0, %[[I]], %[[J]], 0] [3, 1, 1, 8] [1, 1, 1, 1]
+// CHECK: scf.yield %[[NEXT]]
+// CHECK-NOT: linalg.transpose
 // CHECK: linalg.fill {{.*}} outs(%{{.*}} : tensor<3x1x3x8xf32>)
 // CHECK: %[[M:.*]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x9xf32>, tensor<9x16xf32>) outs(%{{.*}} : tensor<4x16xf32>)
 // CHECK: tensor.extract_slice %[[M]][0, 0] [4, 8] [1, 1] : tensor<4x16xf32> to tensor<4x8xf32>
@@ -46,7 +57,7 @@ func.func @conv3d_grouped(%x: tensor<1x4x4x4x4xf16>, %w: tensor<4x2x2x2x2xf16>) 
 // CHECK: tensor.extract
 // CHECK: %[[WT:.*]] = tensor.collapse_shape %[[W]] {{.*}} into tensor<2x3x3x3xf32>
 // CHECK: %[[X:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 1, 1] [1, 3, 4, 4] [1, 1, 2, 2] : tensor<1x3x4x4xf32> into tensor<1x3x10x10xf32>
-// CHECK: tensor.extract_slice %[[X]][0, 0, 0, 0] [1, 3, 8, 8] [1, 1, 1, 1]
+// CHECK: tensor.extract_slice %[[X]][0, 0, %{{.*}}, %{{.*}}] [1, 3, 8, 8] [1, 1, 1, 1]
 // CHECK: %[[WM:.*]] = tensor.collapse_shape %[[WT]] {{.*}} into tensor<2x27xf32>
 // CHECK: linalg.matmul ins(%[[WM]], %{{.*}} : tensor<2x27xf32>, tensor<27x64xf32>)
 func.func @conv_transpose(%x: tensor<1x3x4x4xf32>, %w: tensor<3x2x3x3xf32>) -> tensor<1x2x8x8xf32> {

@@ -77,19 +77,25 @@ func.func @matmul_vec(%a: tensor<3x4xf32>, %b: tensor<4xf32>) -> tensor<3xf32> {
 // -----
 
 // A convolution is a matmul over im2col: the padded input (a fill and a
-// copy into its interior), one strided window per kernel offset transposed
-// into its rows of the (C, KH, KW, N*OH*OW) column matrix, then weight
-// (F, C*KH*KW) x columns, accumulated into the broadcast bias.
+// copy into its interior), a loop over the kernel offsets that transposes
+// one strided window per offset into its rows of the (C, KH, KW, N*OH*OW)
+// column matrix, then weight (F, C*KH*KW) x columns, accumulated into the
+// broadcast bias.
 // CHECK-LABEL: func.func @conv
 // CHECK-SAME: (%[[X:.*]]: tensor<1x3x8x8xf32>, %[[W:.*]]: tensor<4x3x3x3xf32>, %[[B:.*]]: tensor<4xf32>)
 // CHECK: %[[F:.*]] = linalg.fill {{.*}} -> tensor<1x3x10x10xf32>
 // CHECK: %[[I:.*]] = tensor.extract_slice %[[F]][0, 0, 1, 1] [1, 3, 8, 8] [1, 1, 1, 1]
 // CHECK: %[[CP:.*]] = linalg.copy ins(%[[X]] : tensor<1x3x8x8xf32>) outs(%[[I]] : tensor<1x3x8x8xf32>)
 // CHECK: %[[P:.*]] = tensor.insert_slice %[[CP]] into %[[F]][0, 0, 1, 1] [1, 3, 8, 8] [1, 1, 1, 1]
-// CHECK: tensor.empty() : tensor<3x3x3x16xf32>
-// CHECK: tensor.extract_slice %[[P]][0, 0, 0, 0] [1, 3, 4, 4] [1, 1, 2, 2] : tensor<1x3x10x10xf32> to tensor<1x3x4x4xf32>
-// CHECK-COUNT-9: linalg.transpose ins(%{{.*}} : tensor<1x3x4x4xf32>) outs(%{{.*}} : tensor<3x1x4x4xf32>) permutation = [1, 0, 2, 3]
-// CHECK: %[[COL:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1, 2], [3]] : tensor<3x3x3x16xf32> into tensor<27x16xf32>
+// CHECK: %[[EMPTY:.*]] = tensor.empty() : tensor<3x3x3x16xf32>
+// CHECK: %[[NINE:.*]] = arith.constant 9 : index
+// CHECK: %[[LOOP:.*]] = scf.for %[[T:.*]] = %{{.*}} to %[[NINE]] step %{{.*}} iter_args(%[[ACC:.*]] = %[[EMPTY]]) -> (tensor<3x3x3x16xf32>)
+// CHECK: %[[KI:.*]] = arith.divui %[[T]], %[[THREE:.*]] : index
+// CHECK: %[[KJ:.*]] = arith.remui %[[T]], %[[THREE]] : index
+// CHECK: tensor.extract_slice %[[P]][0, 0, %[[KI]], %[[KJ]]] [1, 3, 4, 4] [1, 1, 2, 2] : tensor<1x3x10x10xf32> to tensor<1x3x4x4xf32>
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<1x3x4x4xf32>) outs(%{{.*}} : tensor<3x1x4x4xf32>) permutation = [1, 0, 2, 3]
+// CHECK: tensor.insert_slice %{{.*}} into %[[ACC]][0, %[[KI]], %[[KJ]], 0] [3, 1, 1, 16] [1, 1, 1, 1]
+// CHECK: %[[COL:.*]] = tensor.collapse_shape %[[LOOP]] {{\[\[}}0, 1, 2], [3]] : tensor<3x3x3x16xf32> into tensor<27x16xf32>
 // CHECK: %[[INIT:.*]] = linalg.broadcast ins(%[[B]] : tensor<4xf32>) outs(%{{.*}} : tensor<4x16xf32>) dimensions = [1]
 // CHECK: %[[WM:.*]] = tensor.collapse_shape %[[W]] {{\[\[}}0], [1, 2, 3]] : tensor<4x3x3x3xf32> into tensor<4x27xf32>
 // CHECK: %[[M:.*]] = linalg.matmul ins(%[[WM]], %[[COL]] : tensor<4x27xf32>, tensor<27x16xf32>) outs(%[[INIT]] : tensor<4x16xf32>)

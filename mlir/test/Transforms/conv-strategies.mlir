@@ -9,8 +9,13 @@
 // Padding: a vectorized fill and copy.
 // CHECK: vector.transfer_write {{.*}} : vector<1x1x1x10xf32>, tensor<1x16x10x10xf32>
 // CHECK: vector.transfer_write {{.*}} : vector<1x1x1x8xf32>, tensor<1x16x8x8xf32>
-// Nine window copies into the (C, KH, KW, OH*OW) columns.
-// CHECK-COUNT-9: vector.transfer_write {{.*}} : vector<1x1x1x8xf32>, tensor<16x1x8x8xf32>
+// A loop over the nine kernel offsets, each a window copy into the (C, KH,
+// KW, OH*OW) columns, tiled and vectorized inside the loop.
+// CHECK: scf.for {{.*}} = %c0 to %c9 step %c1 {{.*}} -> (tensor<16x3x3x64xf32>)
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: vector.transfer_write {{.*}} : vector<1x1x1x8xf32>, tensor<16x1x8x8xf32>
+// CHECK-NOT: vector.transfer_write {{.*}} : vector<1x1x1x8xf32>, tensor<16x1x8x8xf32>
 // The matmul: column blocks outside row blocks, 8x32 accumulators over k.
 // CHECK: scf.for {{.*}} = %c0 to %c64 step %c32
 // CHECK: scf.for {{.*}} = %c0 to %c32 step %c8

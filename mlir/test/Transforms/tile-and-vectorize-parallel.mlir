@@ -9,6 +9,8 @@
 // every op on one thread, whatever each op costs.
 // RUN: poptorch-opt %s -split-input-file --poptorch-tile-and-vectorize="min-parallel-cost=1000 min-program-parallel-cost=1000000000" | FileCheck %s --check-prefix=PROG
 // PROG-NOT: scf.forall
+// An op in a loop of the program counts once per iteration.
+// RUN: poptorch-opt %s -split-input-file --poptorch-tile-and-vectorize="min-parallel-cost=1000 min-program-parallel-cost=20000" | FileCheck %s --check-prefix=LOOP
 
 // Rows are distributed in 4 chunks of 16 (two register tiles each, so that
 // a task reuses each column block of B across its rows); the fill, the
@@ -162,4 +164,34 @@ func.func @small(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
 func.func @conv(%x: tensor<1x3x10x10xf32>, %w: tensor<16x3x3x3xf32>, %init: tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32> {
   %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x3x10x10xf32>, tensor<16x3x3x3xf32>) outs(%init : tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
   return %r : tensor<1x16x8x8xf32>
+}
+
+// -----
+
+// An op in a loop of the program (an im2col's loop over kernel offsets) is
+// tiled and vectorized inside that loop, and counts once per iteration
+// towards min-program-parallel-cost: one 64x64 transpose costs 4096, the
+// loop's 8 of them 32768.
+// CHECK-LABEL: func.func @op_in_program_loop
+// CHECK-NOT: linalg.
+// CHECK: scf.for %[[K:.*]] = %c0 to %c8 step %c1 iter_args(%{{.*}}) -> (tensor<8x64x64xf32>)
+// CHECK: scf.forall
+// CHECK: vector.transfer_write
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[%[[K]], 0, 0] [1, 64, 64] [1, 1, 1]
+// CHECK-NOT: linalg.
+// LOOP-LABEL: func.func @op_in_program_loop
+// LOOP: scf.for
+// LOOP: scf.forall
+func.func @op_in_program_loop(%x: tensor<64x64xf32>) -> tensor<8x64x64xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %e = tensor.empty() : tensor<8x64x64xf32>
+  %r = scf.for %k = %c0 to %c8 step %c1 iter_args(%acc = %e) -> (tensor<8x64x64xf32>) {
+    %d = tensor.extract_slice %acc[%k, 0, 0] [1, 64, 64] [1, 1, 1] : tensor<8x64x64xf32> to tensor<64x64xf32>
+    %t = linalg.transpose ins(%x : tensor<64x64xf32>) outs(%d : tensor<64x64xf32>) permutation = [1, 0]
+    %n = tensor.insert_slice %t into %acc[%k, 0, 0] [1, 64, 64] [1, 1, 1] : tensor<64x64xf32> into tensor<8x64x64xf32>
+    scf.yield %n : tensor<8x64x64xf32>
+  }
+  return %r : tensor<8x64x64xf32>
 }

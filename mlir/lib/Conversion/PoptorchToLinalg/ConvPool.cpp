@@ -26,6 +26,9 @@
 //===----------------------------------------------------------------------===//
 #include "Conversion/PoptorchToLinalg/Patterns.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+
 using namespace mlir;
 using namespace mlir::poptorch;
 
@@ -231,8 +234,9 @@ static Value convolve(OpBuilder &b, Location loc, Value input, Value weight,
 /// as one matmul: weight (F, C*KH*KW) x col (C*KH*KW, N*OH*OW) -> (F,
 /// N*OH*OW), plus `bias` (F) or nothing. Column (n, y, x) of col (im2col)
 /// holds the input window of output pixel (y, x) of image n; it is built by
-/// KH*KW strided copies of the input, one per kernel offset (none for a
-/// 1x1 stride-1 kernel on one image whose columns need no padding). The
+/// a loop over the KH*KW kernel offsets, each a strided copy of the input
+/// (none for a 1x1 stride-1 kernel on one image whose columns need no
+/// padding). The
 /// columns are padded with zeros to whole register tiles of the matmul (16,
 /// or 32 above 32), which would otherwise leave a scalar remainder. The
 /// matmul is the register-blocked kernel of poptorch-tile-and-vectorize;
@@ -262,25 +266,63 @@ static Value im2colConvolution(OpBuilder &b, Location loc, Value input,
                                   elem);
     auto winTy = RankedTensorType::get({n, c, oh, ow}, elem);
     auto flatTy = RankedTensorType::get({c, np}, elem);
-    for (int64_t i = 0; i < kh; ++i)
-      for (int64_t j = 0; j < kw; ++j) {
-        // Window element (i, j) of every output pixel, written in place
-        // into its row block of col.
-        Value win = tensor::ExtractSliceOp::create(
-            b, loc, winTy, input, idx({0, 0, i * dilation[0], j * dilation[1]}),
-            idx({n, c, oh, ow}), idx({1, 1, stride[0], stride[1]}));
-        SmallVector<OpFoldResult> off = idx({0, i, j, 0}),
-                                  sz = idx({c, 1, 1, np}),
-                                  ones = idx({1, 1, 1, 1});
-        Value dst =
-            tensor::ExtractSliceOp::create(b, loc, flatTy, col, off, sz, ones);
-        dst = reshapeTensor(b, loc, dst, {c, n, oh, ow});
-        Value moved = linalg::TransposeOp::create(b, loc, win, dst,
-                                                  ArrayRef<int64_t>{1, 0, 2, 3})
-                          ->getResult(0);
-        col = tensor::InsertSliceOp::create(
-            b, loc, reshapeTensor(b, loc, moved, {c, np}), col, off, sz, ones);
-      }
+    // Window element (i, j) of every output pixel, written in place into its
+    // row block of col, for kernel offset t = i * KW + j. One loop over the
+    // offsets, not KH*KW copies of its body: a 7x7 stem had 49 copies,
+    // chained through col, whose in-place analysis in one-shot-bufferize
+    // grew with the square of the chain (ResNet-18: 1.05 s of its compile),
+    // and each copy became a parallel loop of its own.
+    auto copyWindow = [&](OpBuilder &b, Location loc, OpFoldResult i,
+                          OpFoldResult j, Value col) {
+      auto scaled = [&](OpFoldResult v, int64_t factor) -> OpFoldResult {
+        if (factor == 1)
+          return v;
+        if (std::optional<int64_t> k = getConstantIntValue(v))
+          return b.getIndexAttr(*k * factor);
+        return arith::MulIOp::create(
+                   b, loc, cast<Value>(v),
+                   arith::ConstantIndexOp::create(b, loc, factor))
+            .getResult();
+      };
+      SmallVector<OpFoldResult> winOff = {b.getIndexAttr(0), b.getIndexAttr(0),
+                                          scaled(i, dilation[0]),
+                                          scaled(j, dilation[1])};
+      Value win = tensor::ExtractSliceOp::create(
+          b, loc, winTy, input, winOff, idx({n, c, oh, ow}),
+          idx({1, 1, stride[0], stride[1]}));
+      SmallVector<OpFoldResult> off = {b.getIndexAttr(0), i, j,
+                                       b.getIndexAttr(0)},
+                                sz = idx({c, 1, 1, np}),
+                                ones = idx({1, 1, 1, 1});
+      Value dst =
+          tensor::ExtractSliceOp::create(b, loc, flatTy, col, off, sz, ones);
+      dst = reshapeTensor(b, loc, dst, {c, n, oh, ow});
+      Value moved = linalg::TransposeOp::create(b, loc, win, dst,
+                                                ArrayRef<int64_t>{1, 0, 2, 3})
+                        ->getResult(0);
+      return tensor::InsertSliceOp::create(
+                 b, loc, reshapeTensor(b, loc, moved, {c, np}), col, off, sz,
+                 ones)
+          .getResult();
+    };
+    if (kh * kw == 1) {
+      col = copyWindow(b, loc, b.getIndexAttr(0), b.getIndexAttr(0), col);
+    } else {
+      Value lb = arith::ConstantIndexOp::create(b, loc, 0),
+            ub = arith::ConstantIndexOp::create(b, loc, kh * kw),
+            one = arith::ConstantIndexOp::create(b, loc, 1),
+            kwV = arith::ConstantIndexOp::create(b, loc, kw);
+      col =
+          scf::ForOp::create(
+              b, loc, lb, ub, one, ValueRange{col},
+              [&](OpBuilder &b, Location loc, Value t, ValueRange iter) {
+                OpFoldResult
+                    i = arith::DivUIOp::create(b, loc, t, kwV).getResult(),
+                    j = arith::RemUIOp::create(b, loc, t, kwV).getResult();
+                scf::YieldOp::create(b, loc, copyWindow(b, loc, i, j, iter[0]));
+              })
+              .getResult(0);
+    }
     if (cols > np) {
       SmallVector<OpFoldResult> off = idx({0, 0, 0, np}),
                                 sz = idx({c, kh, kw, cols - np}),
