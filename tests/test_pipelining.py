@@ -224,6 +224,31 @@ def test_stage_with_parallel_ops_falls_back_with_a_warning() -> None:
     torch.testing.assert_close(out, eager(model, x, 2, OutputMode.All))
 
 
+def test_fallback_warning_repeats_for_cached_and_exported_programs(tmp_path) -> None:
+    # The schedule travels in the executable cache entry (and so in an
+    # exported executable): a program loaded without compiling still says
+    # that its stages run one after another.
+    model = Counter(shared=True)
+    x = torch.randn(4 * 2, 4)
+    opts = poptorch.Options().deviceIterations(4).enableExecutableCaching(str(tmp_path / "c"))
+    for origin in ("compiled", "loaded"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            executor = poptorch.inferenceModel(copy.deepcopy(model).eval(), opts)
+            out = executor(x)
+        assert executor.executable._program.origin == origin
+        assert any("one after another" in str(c.message) and "count" in str(c.message)
+                   for c in caught), origin
+        torch.testing.assert_close(out, eager(model, x, 4, OutputMode.All))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        executor.compileAndExport(str(tmp_path / "m.poptorch"), x)
+        caught.clear()
+        loaded = poptorch.inferenceModel(copy.deepcopy(model).eval(), opts)
+        loaded.loadExecutable(str(tmp_path / "m.poptorch"))
+    assert any("one after another" in str(c.message) for c in caught)
+
+
 def test_exported_pipelined_model_keeps_the_schedule(tmp_path) -> None:
     model = Stages(2)
     x = torch.randn(3 * 2, 8)

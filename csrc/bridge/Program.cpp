@@ -303,14 +303,17 @@ std::string toText(Operation *op) {
 // Executable cache: the object code of a compiled program on disk.
 //
 // An entry is one file: magic, the cache key it was written for, the
-// argument permutations (metadata the runtime needs), the object files that
-// compileToObjects produced, and an xxh3 checksum of all of it. Anything that
+// argument permutations (metadata the runtime needs), the pipeline schedule
+// (`poptorch.pipeline`, for the fallback warning of a loaded program), the
+// object files that compileToObjects produced, and an xxh3 checksum of all
+// of it. Anything that
 // does not check out (another key, wrong length, bad checksum, an object the
 // JIT linker rejects) is reported as a reason and the caller recompiles.
 //===----------------------------------------------------------------------===//
 
-// 02: a list of object files (one per part compiled in parallel).
-constexpr char kCacheMagic[8] = {'P', 'T', 'E', 'X', 'E', 'C', '0', '2'};
+// 02: a list of object files (one per part compiled in parallel); 03: the
+// pipeline schedule.
+constexpr char kCacheMagic[8] = {'P', 'T', 'E', 'X', 'E', 'C', '0', '3'};
 
 void putU64(std::string &out, uint64_t v) {
   out.append(reinterpret_cast<const char *>(&v), sizeof(v));
@@ -368,7 +371,8 @@ bool decodePermutations(llvm::StringRef in,
 /// concurrent reader never sees half an entry. Failures only lose the cache.
 void writeCacheEntry(const CompileOptions &o,
                      const std::vector<std::string> &objects,
-                     const std::vector<std::vector<int64_t>> &perms) {
+                     const std::vector<std::vector<int64_t>> &perms,
+                     const std::string &schedule) {
   std::string data(kCacheMagic, sizeof(kCacheMagic));
   auto putBytes = [&](llvm::StringRef b) {
     putU64(data, b.size());
@@ -376,6 +380,7 @@ void writeCacheEntry(const CompileOptions &o,
   };
   putBytes(o.cacheKey);
   putBytes(encodePermutations(perms));
+  putBytes(schedule);
   putU64(data, objects.size());
   for (const std::string &object : objects)
     putBytes(object);
@@ -386,7 +391,7 @@ void writeCacheEntry(const CompileOptions &o,
 /// Reads and checks an entry; on failure returns false and says why.
 bool readCacheEntry(const CompileOptions &o, std::vector<std::string> &objects,
                     std::vector<std::vector<int64_t>> &perms,
-                    std::string &why) {
+                    std::string &schedule, std::string &why) {
   auto buffer = llvm::MemoryBuffer::getFile(o.cachePath, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer) {
@@ -402,9 +407,10 @@ bool readCacheEntry(const CompileOptions &o, std::vector<std::string> &objects,
   llvm::StringRef body = all.drop_back(8), tail = all.take_back(8);
   uint64_t checksum, count;
   getU64(tail, checksum);
-  llvm::StringRef in = body.drop_front(sizeof(kCacheMagic)), key, meta;
-  bool ok = getBytes(in, key) && getBytes(in, meta) && getU64(in, count) &&
-            count <= in.size();
+  llvm::StringRef in = body.drop_front(sizeof(kCacheMagic)), key, meta,
+                  pipeline;
+  bool ok = getBytes(in, key) && getBytes(in, meta) && getBytes(in, pipeline) &&
+            getU64(in, count) && count <= in.size();
   std::vector<llvm::StringRef> parts;
   for (uint64_t i = 0; ok && i < count; ++i) {
     llvm::StringRef obj;
@@ -428,6 +434,7 @@ bool readCacheEntry(const CompileOptions &o, std::vector<std::string> &objects,
     return false;
   }
   objects.assign(parts.begin(), parts.end());
+  schedule = pipeline.str();
   return true;
 }
 
@@ -1058,7 +1065,7 @@ public:
       throw CompileError("JIT compilation failed: " + why + "\n" + diags);
     stageTimes.emplace_back("jit", seconds(clock() - tj));
     if (!options.cachePath.empty())
-      writeCacheEntry(options, objects, permutations);
+      writeCacheEntry(options, objects, permutations, schedule);
   }
 
   /// Loads the cached object code. Never throws: any problem is a reason to
@@ -1068,13 +1075,15 @@ public:
     auto t0 = std::chrono::steady_clock::now();
     std::vector<std::string> objects;
     std::vector<std::vector<int64_t>> perms;
-    if (!readCacheEntry(options, objects, perms, why))
+    std::string pipeline;
+    if (!readCacheEntry(options, objects, perms, pipeline, why))
       return false;
     if (!link(objects, options.cachePath, why)) {
       why = "the cached object code cannot be linked: " + why;
       return false;
     }
     permutations = std::move(perms);
+    schedule = std::move(pipeline);
     stageTexts.emplace_back("captured", moduleText);
     stageTimes.emplace_back("load-cache",
                             seconds(std::chrono::steady_clock::now() - t0));

@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from . import _C
+from . import _C, _blocks
 from ._batching import Batching
 from ._logging import logger
 from ._tracing import Executable, TracedGraph, _cache_entry
@@ -106,6 +106,8 @@ def executable_for(blob: dict[str, Any], model: torch.nn.Module, options: Any) -
         program = _C.Program.compile(graph.mlir, "", device_loop, entry_path, key,
                                      pipeline_stages=pipelined)
     logger.info("exported executable: %s", program.origin)
+    if pipelined:
+        _blocks.warn_if_sequential(program.pipeline_schedule, graph.name)
     executable = Executable(graph, program, batching,
                             broadcast_buffers=options._values["broadcast_buffers"])
     executable.pipelined = pipelined
