@@ -17,6 +17,7 @@
 #include <ATen/ops/_to_copy_native.h>
 #include <Python.h>
 #include <frameobject.h>
+#include <pybind11/pybind11.h>
 
 #include <functional>
 #include <numeric>
@@ -530,6 +531,17 @@ Tracer::callOnMeta(const c10::OperatorHandle &op,
       }));
   try {
     op.callBoxed(stack);
+  } catch (pybind11::error_already_set &e) {
+    // Ctrl-C while a Python Meta kernel runs is the user's, not the op's:
+    // it goes on as the KeyboardInterrupt it is.
+    bool interrupted;
+    {
+      pybind11::gil_scoped_acquire gil;
+      interrupted = e.matches(PyExc_KeyboardInterrupt);
+    }
+    if (interrupted)
+      throw;
+    fail(opDisplayName(op), std::string("invalid arguments: ") + e.what());
   } catch (const std::exception &e) {
     fail(opDisplayName(op), std::string("invalid arguments: ") + e.what());
   }

@@ -132,6 +132,33 @@ def test_tracer_is_usable_after_an_error():
     torch.testing.assert_close(poptorch.trace(torch.sigmoid, x).compile()(x), torch.sigmoid(x))
 
 
+def test_ctrl_c_in_a_python_meta_kernel_stays_a_keyboard_interrupt():
+    # Most Meta kernels are Python functions; Ctrl-C while one runs reaches
+    # the tracer as a Python exception. It must stay the user's interrupt,
+    # not become an "invalid arguments" error of the op, and leave the
+    # tracer usable.
+    lib = torch.library.Library("poptorch_test_interrupt", "DEF")
+    lib.define("op(Tensor x) -> Tensor")
+
+    def interrupted(x):
+        raise KeyboardInterrupt
+
+    lib.impl("op", interrupted, "Meta")
+    lib.impl("op", lambda x: x.clone(), "CPU")
+
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            return torch.ops.poptorch_test_interrupt.op(x * 2)
+
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            poptorch.trace(Model(), torch.randn(3, 4))
+    finally:
+        lib._destroy()
+    x = torch.randn(3)
+    torch.testing.assert_close(poptorch.trace(torch.sigmoid, x).compile()(x), torch.sigmoid(x))
+
+
 def test_tracing_does_not_nest():
     def outer(x):
         poptorch.trace(torch.relu, x)

@@ -138,7 +138,8 @@ Value ScalarBuilder::remainder(Value x, Value y) {
 Value ScalarBuilder::max(Value x, Value y) {
   if (isFloat())
     return arith::MaximumFOp::create(b, loc, x, y);
-  if (isUnsigned)
+  // A bool is 0 or 1, not 0 or -1 as a signed i1.
+  if (isUnsigned || x.getType().isInteger(1))
     return arith::MaxUIOp::create(b, loc, x, y);
   return arith::MaxSIOp::create(b, loc, x, y);
 }
@@ -146,7 +147,8 @@ Value ScalarBuilder::max(Value x, Value y) {
 Value ScalarBuilder::min(Value x, Value y) {
   if (isFloat())
     return arith::MinimumFOp::create(b, loc, x, y);
-  if (isUnsigned)
+  // A bool is 0 or 1, not 0 or -1 as a signed i1.
+  if (isUnsigned || x.getType().isInteger(1))
     return arith::MinUIOp::create(b, loc, x, y);
   return arith::MinSIOp::create(b, loc, x, y);
 }
