@@ -113,13 +113,28 @@ def compile_onnxruntime(model: torch.nn.Module, inputs: tuple, cache: str | None
     path = os.path.join(folder, "model.onnx")
     start = time.perf_counter()
     if not os.path.exists(path):
-        with torch.no_grad(), contextlib.redirect_stdout(sys.stderr):
-            torch.onnx.export(model, inputs, path, dynamo=False,
-                              input_names=[f"in{i}" for i in range(len(inputs))])
+        # nn.TransformerEncoder's inference fast path is one fused op
+        # (aten::_transformer_encoder_layer_fwd) that the exporter cannot
+        # express; without it the same layers export as their ops.
+        fastpath = torch.backends.mha.get_fastpath_enabled()
+        torch.backends.mha.set_fastpath_enabled(False)
+        try:
+            with torch.no_grad(), contextlib.redirect_stdout(sys.stderr):
+                torch.onnx.export(model, inputs, path, dynamo=False,
+                                  input_names=[f"in{i}" for i in range(len(inputs))])
+        finally:
+            torch.backends.mha.set_fastpath_enabled(fastpath)
     export_s = time.perf_counter() - start
     so = ort.SessionOptions()
     so.intra_op_num_threads = THREADS
     so.inter_op_num_threads = 1
+    # ONNX Runtime's own pool spins after each run. Interleaved with the
+    # other backends, whose threads are torch's, its spinning threads held
+    # both cores during the next backend's call (ResNet-18 b1: eager 26.5 ->
+    # 55.4 ms, poptorch 28.9 -> 36.0 ms, ONNX Runtime itself unaffected): the
+    # ratios against eager measured that, not the backends. Without spinning
+    # its threads block when idle (ResNet-18 b1 23.3 -> 21.7 ms).
+    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
     session = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
     feeds = {f"in{i}": x.numpy() for i, x in enumerate(inputs)}
 
