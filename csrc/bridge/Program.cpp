@@ -710,8 +710,7 @@ std::vector<std::pair<std::string, std::string>>
 stagesFor(const CompileOptions &options) {
   std::vector<std::pair<std::string, std::string>> stages;
   if (options.pipelineStages)
-    stages.emplace_back("outline-stages",
-                        "builtin.module(poptorch-outline-stages)");
+    stages.push_back(poptorch::getOutlineStagesStage());
   for (auto &stage : poptorch::getCompilePipelineStages()) {
     stages.push_back(stage);
     if (stage.first == "tile-and-vectorize" && !options.deviceLoop.empty())

@@ -149,10 +149,16 @@ namespace mlir::poptorch {
 void registerPrepackStageParametersPass(); // PipelineStages.cpp
 } // namespace mlir::poptorch
 
+std::pair<std::string, std::string> mlir::poptorch::getOutlineStagesStage() {
+  return {"outline-stages", "builtin.module(poptorch-outline-stages)"};
+}
+
 void mlir::poptorch::registerPoptorchPassesAndPipelines() {
   registerPoptorchPasses();
   registerPrepackStageParametersPass();
-  for (auto &[name, text] : getCompilePipelineStages()) {
+  auto stages = getCompilePipelineStages();
+  stages.push_back(getOutlineStagesStage());
+  for (auto &[name, text] : stages) {
     std::string full = "poptorch-stage-" + name;
     std::string inner = text;
     PassPipelineRegistration<>(

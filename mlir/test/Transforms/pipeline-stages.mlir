@@ -1,3 +1,5 @@
+// The named stage (what replay.sh lists for a pipelined program) is the pass.
+// RUN: poptorch-opt %s -split-input-file --poptorch-stage-outline-stages | FileCheck %s --check-prefix=OUTLINE
 // RUN: poptorch-opt %s -split-input-file -poptorch-outline-stages | FileCheck %s --check-prefix=OUTLINE
 // RUN: poptorch-opt %s -split-input-file -pass-pipeline='builtin.module(poptorch-outline-stages, poptorch-device-iterations{iterations=4 replicas=1 period=1 pipeline=true})' | FileCheck %s --check-prefix=PIPE
 // RUN: poptorch-opt %s -split-input-file -pass-pipeline='builtin.module(poptorch-outline-stages, poptorch-device-iterations{iterations=4 replicas=1 period=1})' | FileCheck %s --check-prefix=SEQ

@@ -23,12 +23,16 @@ namespace mlir::poptorch {
 #include "poptorch/Transforms/Passes.h.inc"
 
 /// Registers our passes and the named pipelines `poptorch-stage-<name>` for
-/// each stage of getCompilePipelineStages().
+/// each stage of getCompilePipelineStages() and getOutlineStagesStage().
 void registerPoptorchPassesAndPipelines();
 
 /// The textual pipelines, stage by stage, exactly as the compiler runs them.
 /// Each element is {stage name, pipeline text}.
 std::vector<std::pair<std::string, std::string>> getCompilePipelineStages();
+
+/// The stage that runs first when pipeline stages overlap
+/// (PipelinedExecution): {"outline-stages", pipeline text}.
+std::pair<std::string, std::string> getOutlineStagesStage();
 
 /// The rewrites of poptorch-decompose (composite ops into core poptorch ops),
 /// for passes that want to apply them together with their own patterns.
