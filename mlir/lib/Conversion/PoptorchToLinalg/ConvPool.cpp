@@ -236,11 +236,11 @@ static Value convolve(OpBuilder &b, Location loc, Value input, Value weight,
 /// holds the input window of output pixel (y, x) of image n; it is built by
 /// a loop over the KH*KW kernel offsets, each a strided copy of the input
 /// (none for a 1x1 stride-1 kernel on one image whose columns need no
-/// padding). The
-/// columns are padded with zeros to whole register tiles of the matmul (16,
-/// or 32 above 32), which would otherwise leave a scalar remainder. The
-/// matmul is the register-blocked kernel of poptorch-tile-and-vectorize;
-/// its result drops the padding and goes back to (N, F, OH, OW).
+/// padding). The columns are padded with zeros to whole register tiles of
+/// the matmul (16, or 32 above 32), which would otherwise leave a scalar
+/// remainder. The matmul is the register-blocked kernel of
+/// poptorch-tile-and-vectorize; its result drops the padding and goes back
+/// to (N, F, OH, OW).
 static Value im2colConvolution(OpBuilder &b, Location loc, Value input,
                                Value weight, Value bias,
                                ArrayRef<int64_t> stride,
