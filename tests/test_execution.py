@@ -3,6 +3,9 @@ inside the program), replication, output modes, buffers across calls and iterati
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import warnings
 
 import pytest
@@ -516,6 +519,15 @@ def test_dataloader_partitions_the_dataset_across_processes(pid: int) -> None:
     assert len(whole) == 10
 
 
+def _run_python(script: str, **fields: object) -> subprocess.CompletedProcess:
+    """Runs `script` (formatted with `fields` and this checkout's `python_dir`) in a fresh
+    interpreter with faulthandler on."""
+    python_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python")
+    return subprocess.run([sys.executable, "-X", "faulthandler", "-c",
+                           script.format(python_dir=python_dir, **fields)],
+                          capture_output=True, text=True, timeout=300, check=False)
+
+
 RELEASE_RACE = r"""
 import sys
 sys.path.insert(0, {python_dir!r})
@@ -538,14 +550,7 @@ def test_program_freed_right_after_a_parallel_call() -> None:
     """No thread may still be inside a program's code when the call returns: freeing the
     program then must not unmap code under it (with the MLIR async runtime's own worker
     pool this crashed with SIGSEGV in an llvm-worker thread)."""
-    import os
-    import subprocess
-    import sys
-
-    python_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python")
-    proc = subprocess.run([sys.executable, "-X", "faulthandler", "-c",
-                           RELEASE_RACE.format(python_dir=python_dir)],
-                          capture_output=True, text=True, timeout=300, check=False)
+    proc = _run_python(RELEASE_RACE)
     assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-2000:]
 
 
@@ -570,13 +575,6 @@ def test_parallel_loops_run_on_torchs_threads(threads: int) -> None:
     """A program's parallel loops run on torch's intra-op threads (torch.get_num_threads()
     of them), not on a pool of poptorch's own: calling it starts no thread. With one
     thread the caller runs every task itself."""
-    import os
-    import subprocess
-    import sys
-
-    python_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python")
-    proc = subprocess.run([sys.executable, "-X", "faulthandler", "-c",
-                           TEAM_THREADS.format(python_dir=python_dir, threads=threads)],
-                          capture_output=True, text=True, timeout=300, check=False)
+    proc = _run_python(TEAM_THREADS, threads=threads)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip().endswith("True"), "the call started threads: " + proc.stdout

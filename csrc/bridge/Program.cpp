@@ -18,7 +18,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -306,9 +305,9 @@ std::string toText(Operation *op) {
 // argument permutations (metadata the runtime needs), the pipeline schedule
 // (`poptorch.pipeline`, for the fallback warning of a loaded program), the
 // object files that compileToObjects produced, and an xxh3 checksum of all
-// of it. Anything that
-// does not check out (another key, wrong length, bad checksum, an object the
-// JIT linker rejects) is reported as a reason and the caller recompiles.
+// of it. Anything that does not check out (another key, wrong length, bad
+// checksum, an object the JIT linker rejects) is reported as a reason and the
+// caller recompiles.
 //===----------------------------------------------------------------------===//
 
 // 02: a list of object files (one per part compiled in parallel); 03: the
@@ -1290,8 +1289,8 @@ private:
   std::vector<std::vector<int64_t>> permutations;
   std::string schedule;
 
-  /// Reads `poptorch.permuted` from @main's arguments while @main is still a
-  /// func.func (the LLVM lowering drops argument attributes).
+  /// Reads the schedule poptorch-device-iterations records on @main
+  /// (`poptorch.pipeline`), if any.
   void recordPipelineSchedule(ModuleOp module) {
     auto main = module.lookupSymbol<func::FuncOp>("main");
     if (auto attr = main ? main->getAttrOfType<StringAttr>("poptorch.pipeline")
@@ -1299,6 +1298,8 @@ private:
       schedule = attr.str();
   }
 
+  /// Reads `poptorch.permuted` from @main's arguments while @main is still a
+  /// func.func (the LLVM lowering drops argument attributes).
   void recordArgumentPermutations(ModuleOp module) {
     auto main = module.lookupSymbol<func::FuncOp>("main");
     if (!main)

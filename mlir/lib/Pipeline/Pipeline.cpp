@@ -49,9 +49,10 @@ constexpr int64_t kMinParallelCost = int64_t(1) << 17;
 /// thread scheduled during it, and a tiny program gains little. With
 /// parallel loops the MLP at batch 1 (ops of 1.6e6 and 2.1e6, 0.16 ms alone
 /// against 0.29 on one thread) ran at 1.9 ms (0.23x eager) in one make bench
-/// run, where the other backends' spinning threads held the cores; at batch
-/// 8 (2.9e7 in all) it keeps its parallel loops. Per op instead (2^22 for
-/// every op) would cost ResNet-18 b1 6% and MobileNetV2 b8 8%.
+/// run, where ONNX Runtime's spinning threads held the cores (the benchmark
+/// has since turned its spinning off; any busy second core does the same);
+/// at batch 8 (2.9e7 in all) it keeps its parallel loops. Per op instead
+/// (2^22 for every op) would cost ResNet-18 b1 6% and MobileNetV2 b8 8%.
 constexpr int64_t kMinProgramParallelCost = int64_t(1) << 23;
 
 /// Blocks that async-parallel-for cuts a parallel loop into are sized for

@@ -78,11 +78,11 @@ constexpr int64_t kMaxVectorElems = 4096;
 constexpr int64_t kMinPackedRowBytes = 4096;
 
 /// Contractions whose reduction is at least this long, with an unpacked B,
-/// run their reduction in blocks (blockedReduction). Measured
-/// (2026-11-30, BERT's second feed-forward matmul, 1024x3072 @ 3072x768,
-/// both cores, medians of 15 calls): 145 GFLOP/s with the whole reduction
-/// in each register tile, 179 with it split in two matmuls of 1536 and an
-/// add, 182 in four.
+/// run their reduction in blocks (reductionBlock, tileBlockedReduction).
+/// Measured (2026-11-30, BERT's second feed-forward matmul, 1024x3072 @
+/// 3072x768, both cores, medians of 15 calls): 145 GFLOP/s with the whole
+/// reduction in each register tile, 179 with it split in two matmuls of 1536
+/// and an add, 182 in four.
 constexpr int64_t kMinBlockedReduction = 2048;
 
 /// A parallel loop with fewer trips than this is only taken when no outer
