@@ -8,6 +8,8 @@ import torch.nn.functional as F
 from conftest import check
 from opsuite import FLOAT_DTYPES, SIGNED_DTYPES, dtypes, sample
 
+import poptorch
+
 # Half-precision results round once from f32 (as eager's CPU kernels); eager
 # may round partial sums differently, so allow a few ulps.
 HALF_TOL = {torch.float16: dict(atol=2e-2, rtol=2e-2), torch.bfloat16: dict(atol=1e-1, rtol=4e-2)}
@@ -77,6 +79,46 @@ def test_conv2d_integer(dtype):
 def test_conv_modules():
     check(torch.nn.Conv1d(3, 5, 3, padding="same").eval(), torch.randn(2, 3, 10))
     check(torch.nn.ConvTranspose2d(3, 5, 3, stride=2).eval(), torch.randn(1, 3, 4, 4))
+
+
+# Convolutions that run directly in channels-last layout
+# (ConvolutionOp::isChannelsLastDirect: f32, 2-D, groups 1, input channels in
+# blocks of 8, a window of more than one pixel, 128 or more output pixels):
+# partial blocks of 8 pixels and 32 output channels, strides, dilations, no
+# padding, a bias; as a module (the weight a parameter, prepacked at upload)
+# with batch norm and ReLU fused into the write of the next input, and with
+# the weight as an input (transposed on every call).
+CHANNELS_LAST_CASES = [
+    # (batch, in channels, out channels, input size, kernel, kwargs)
+    (1, 8, 16, 16, 3, dict(padding=1)),
+    (2, 16, 48, 13, 3, dict(padding=1, bias=True)),
+    (1, 8, 40, 31, 3, dict(stride=2)),
+    (1, 16, 32, 24, (3, 5), dict(stride=(1, 2), padding=(1, 2), dilation=(2, 1))),
+]
+
+
+@pytest.mark.parametrize("case", CHANNELS_LAST_CASES,
+                         ids=lambda c: f"{c[0]}x{c[1]}x{c[3]}-{c[2]}-{c[5]}")
+def test_conv2d_channels_last(case):
+    n, cin, cout, size, kernel, kwargs = case
+    kwargs = dict(kwargs)
+    bias = kwargs.pop("bias", False)
+    conv = torch.nn.Conv2d(cin, cout, kernel, bias=bias, **kwargs)
+    model = torch.nn.Sequential(torch.nn.BatchNorm2d(cin), torch.nn.ReLU(), conv,
+                                torch.nn.BatchNorm2d(cout), torch.nn.ReLU(),
+                                torch.nn.Conv2d(cout, 8, 3, padding=1)).eval()
+    for bn in (model[0], model[3]):
+        bn.running_mean.uniform_(-0.5, 0.5)
+        bn.running_var.uniform_(0.5, 2.0)
+    x = torch.randn(n, cin, size, size)
+    pm = poptorch.inferenceModel(model)
+    torch.testing.assert_close(pm(x), model(x), atol=1e-4, rtol=1e-4)
+    stages = dict(pm.executable.stages)
+    assert stages["to-linalg"].count("linalg.conv_2d_nhwc_hwcf") == 2
+    # The weights were permuted once, at upload.
+    assert stages["decompose"].count("poptorch.permuted = array<i64: 2, 3, 1, 0>") == 2
+    w = torch.randn(cout, cin, *((kernel,) * 2 if isinstance(kernel, int) else kernel))
+    check(lambda x, w: F.conv2d(x, w, **kwargs), x, w, atol=1e-4, rtol=1e-4)
 
 
 # ---------------------------------------------------------------- pooling

@@ -340,6 +340,29 @@ struct DecomposeReduceMean : public OpRewritePattern<ReduceMeanOp> {
   }
 };
 
+/// The weight (O, I, kH, kW) of a convolution that the lowering computes in
+/// channels-last layout becomes permute(permute(w) to (kH, kW, I, O)) back
+/// to (O, I, kH, kW): the lowering reads the inner, channels-last value, and
+/// poptorch-prepack-parameters applies the inner permute to a parameter at
+/// upload instead of on every call.
+struct ChannelsLastConvolutionWeight : public OpRewritePattern<ConvolutionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  static constexpr int64_t kToHwio[] = {2, 3, 1, 0};
+  static constexpr int64_t kFromHwio[] = {3, 2, 0, 1};
+  LogicalResult matchAndRewrite(ConvolutionOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.isChannelsLastDirect())
+      return rewriter.notifyMatchFailure(op, "not a channels-last kernel");
+    if (auto p = op.getWeight().getDefiningOp<PermuteOp>();
+        p && p.getDims() == ArrayRef<int64_t>(kFromHwio))
+      return rewriter.notifyMatchFailure(op, "weight already channels-last");
+    Ops o{rewriter, op.getLoc()};
+    Value w = o.permute(o.permute(op.getWeight(), kToHwio), kFromHwio);
+    rewriter.modifyOpInPlace(op, [&] { op.getWeightMutable().assign(w); });
+    return success();
+  }
+};
+
 struct PoptorchDecomposePass
     : public poptorch::impl::PoptorchDecomposeBase<PoptorchDecomposePass> {
   void runOnOperation() override {
@@ -360,6 +383,9 @@ void mlir::poptorch::populatePoptorchDecomposePatterns(
                DecomposeSoftmax<LogSoftmaxOp, SoftmaxKind::Log>,
                DecomposeSoftmax<SafeSoftmaxOp, SoftmaxKind::Safe>,
                DecomposeSdpa, DecomposeReduceMean>(patterns.getContext());
+  // Not a decomposition: the layout a convolution's lowering reads its
+  // weight in, asked for here so that prepacking can provide it.
+  patterns.add<ChannelsLastConvolutionWeight>(patterns.getContext());
   populateReductionDecomposePatterns(patterns);
   populateNnLinalgDecomposePatterns(patterns);
 }

@@ -12,6 +12,12 @@
 //   a clone of the fill, and the in-place producer of the inserted value is
 //   redirected to an extract_slice of that clone.
 //
+// It also undoes one rewrite of elementwise fusion: a fused op that does not
+// read its init gets a tensor.empty there, so a value computed to be inserted
+// into a fill (the channels-last input of a convolution, written into the
+// zero-padded tensor) would be computed into a temporary and copied. Its init
+// becomes the slice of the fill that the insert writes.
+//
 //===----------------------------------------------------------------------===//
 #include "poptorch/Transforms/Passes.h"
 
@@ -117,6 +123,39 @@ OpOperand *inPlaceSource(tensor::InsertSliceOp insert, Value fill,
   return nullptr;
 }
 
+/// The operand through which the value `insert` writes was computed in
+/// place into a fresh tensor.empty of the inserted type (elementwise fusion
+/// gives a fused op that never reads its init a tensor.empty): computed into
+/// the slice of the destination that `insert` writes instead, it needs no
+/// copy. Null when the value was not computed that way.
+OpOperand *emptySource(tensor::InsertSliceOp insert) {
+  Value v = insert.getSource();
+  OpOperand *last = nullptr;
+  while (OpOperand *init = tiedInit(v)) {
+    last = init;
+    v = init->get();
+  }
+  if (!last || !v.getDefiningOp<tensor::EmptyOp>() ||
+      v.getType() != insert.getSourceType())
+    return nullptr;
+  return last;
+}
+
+/// Makes `source` (see emptySource) an extract_slice of `dest` at the place
+/// `insert` writes, when `dest` is defined before the op that reads it.
+void computeInPlace(OpOperand *source, tensor::InsertSliceOp insert,
+                    Value dest) {
+  Operation *owner = source->getOwner(), *def = dest.getDefiningOp();
+  if (!def || def->getBlock() != owner->getBlock() ||
+      !def->isBeforeInBlock(owner))
+    return;
+  OpBuilder b(owner);
+  source->set(tensor::ExtractSliceOp::create(
+      b, insert.getLoc(), insert.getSourceType(), dest,
+      insert.getMixedOffsets(), insert.getMixedSizes(),
+      insert.getMixedStrides()));
+}
+
 /// Whether the op computes in place into `operand`: it is the tied init of
 /// one of the op's results.
 bool writesInto(OpOperand &operand) {
@@ -129,7 +168,7 @@ bool writesInto(OpOperand &operand) {
 void unshareFills(func::FuncOp func) {
   llvm::SmallVector<Value> fills;
   func.walk([&](Operation *op) {
-    if (op->getNumResults() == 1 && !op->getResult(0).hasOneUse() &&
+    if (op->getNumResults() == 1 && !op->getResult(0).use_empty() &&
         isFill(op->getResult(0)))
       fills.push_back(op->getResult(0));
   });
@@ -140,11 +179,14 @@ void unshareFills(func::FuncOp func) {
     for (OpOperand &use : fill.getUses())
       if (use.getOwner()->getBlock() == fillOp->getBlock() && writesInto(use))
         writers.push_back(&use);
-    if (writers.size() < 2)
+    if (writers.empty())
       continue;
     llvm::sort(writers, [](OpOperand *a, OpOperand *b) {
       return a->getOwner()->isBeforeInBlock(b->getOwner());
     });
+    if (auto first = dyn_cast<tensor::InsertSliceOp>(writers[0]->getOwner()))
+      if (OpOperand *source = emptySource(first))
+        computeInPlace(source, first, fill);
     for (OpOperand *writer : llvm::drop_begin(writers)) {
       OpBuilder b(fillOp);
       IRMapping map;
@@ -166,6 +208,8 @@ void unshareFills(func::FuncOp func) {
           b.clone(*op, slice);
         }
         source->set(slice.lookup(path.front()->getResult(0)));
+      } else if (OpOperand *source = insert ? emptySource(insert) : nullptr) {
+        computeInPlace(source, insert, clone);
       }
       writer->set(clone);
     }

@@ -88,13 +88,69 @@ struct GeneralizeTransposeIntoElementwise
   }
 };
 
+/// An input of a generic that is a tensor.expand_shape adding only unit dims,
+/// which the generic reads at index 0 (a batch norm's per-channel scale, (C)
+/// -> (C, 1, 1), broadcast over an image), is read unexpanded: in
+/// channels-last order, where C is the vectorized dim, the (C, 1, 1) tensor
+/// was read one element at a time, the (C) one is a contiguous vector.
+struct ReadUnitExpandedInputUnexpanded
+    : public OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    for (OpOperand *in : op.getDpsInputOperands()) {
+      auto expand = in->get().getDefiningOp<tensor::ExpandShapeOp>();
+      if (!expand || !expand.getResultType().hasStaticShape())
+        continue;
+      AffineMap map = op.getMatchingIndexingMap(in);
+      ArrayRef<int64_t> shape = expand.getResultType().getShape();
+      auto isZero = [](AffineExpr e) {
+        auto c = dyn_cast<AffineConstantExpr>(e);
+        return c && c.getValue() == 0;
+      };
+      // Every dim of the expansion is in a group, except when the source is
+      // 0-d: then all of them are unit dims read at 0.
+      SmallVector<AffineExpr> results;
+      bool unitOnly =
+          !expand.getReassociationIndices().empty() ||
+          llvm::all_of(llvm::seq<int64_t>(0, shape.size()), [&](int64_t d) {
+            return shape[d] == 1 && isZero(map.getResult(d));
+          });
+      for (const ReassociationIndices &group :
+           expand.getReassociationIndices()) {
+        std::optional<AffineExpr> kept;
+        for (int64_t d : group) {
+          AffineExpr e = map.getResult(d);
+          if (shape[d] == 1 && isZero(e))
+            continue;
+          unitOnly &= !kept.has_value();
+          kept = e;
+        }
+        results.push_back(kept.value_or(rewriter.getAffineConstantExpr(0)));
+      }
+      if (!unitOnly)
+        continue;
+      SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+      maps[in->getOperandNumber()] =
+          AffineMap::get(map.getNumDims(), 0, results, op.getContext());
+      rewriter.modifyOpInPlace(op, [&] {
+        in->set(expand.getSrc());
+        op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+      });
+      return success();
+    }
+    return failure();
+  }
+};
+
 struct FuseElementwisePass
     : public poptorch::impl::PoptorchFuseElementwiseBase<FuseElementwisePass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
     linalg::populateElementwiseOpsFusionPatterns(patterns, shouldFuse);
-    patterns.add<ExtractFromTranspose, GeneralizeTransposeIntoElementwise>(ctx);
+    patterns.add<ExtractFromTranspose, GeneralizeTransposeIntoElementwise,
+                 ReadUnitExpandedInputUnexpanded>(ctx);
     linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, shouldFuse);
     tensor::populateBubbleUpExpandShapePatterns(patterns);
     affine::AffineApplyOp::getCanonicalizationPatterns(patterns, ctx);

@@ -10,9 +10,11 @@
 //   into the tile loops. The reduction is tiled by kt, every tile is
 //   vectorized, the accumulator transfers are hoisted out of the k loop and
 //   vector.contract is lowered to outer products (FMAs).
-// * Convolutions and poolings are tiled to one output row and a block of
-//   output columns and channels, decomposed to 1-D ops and vectorized along
-//   the output width.
+// * Channels-last convolutions are tiled into register blocks of 8 output
+//   pixels by 32 output channels, the blocks of output channels outermost,
+//   with the window and blocks of 8 input channels as inner loops; NCHW
+//   convolutions and poolings to one output row and a block of output
+//   columns and channels. Both are decomposed to 1-D ops and vectorized.
 // * Every other linalg op (elementwise chains, transposes, reductions) is
 //   tiled to one vector-sized block of its innermost loop and vectorized.
 //
@@ -300,11 +302,13 @@ distributeLoop(RewriterBase &rewriter, TilingInterface root, unsigned dim,
 }
 
 /// Tiles `op` with `sizes` in sequential scf.for loops and replaces it.
-FailureOr<scf::SCFTilingResult> tileSequentially(RewriterBase &rewriter,
-                                                 linalg::LinalgOp op,
-                                                 ArrayRef<int64_t> sizes) {
+FailureOr<scf::SCFTilingResult>
+tileSequentially(RewriterBase &rewriter, linalg::LinalgOp op,
+                 ArrayRef<int64_t> sizes, ArrayRef<int64_t> interchange = {}) {
   scf::SCFTilingOptions options;
   options.setTileSizes(asIndexAttrs(rewriter, sizes));
+  if (!interchange.empty())
+    options.setInterchange(interchange);
   rewriter.setInsertionPoint(op);
   FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
       rewriter, cast<TilingInterface>(op.getOperation()), options);
@@ -340,10 +344,12 @@ struct ContractionTiles {
 /// which tiles it further on one core. Returns true if it did.
 bool distributeAndRetile(RewriterBase &rewriter, linalg::LinalgOp op,
                          ArrayRef<int64_t> sizes, int64_t minParallelCost,
-                         llvm::function_ref<void(linalg::LinalgOp)> retile) {
+                         llvm::function_ref<void(linalg::LinalgOp)> retile,
+                         std::optional<unsigned> dim = std::nullopt) {
   if (!shouldDistribute(op, minParallelCost))
     return false;
-  std::optional<unsigned> dim = pickParallelLoop(op, sizes);
+  if (!dim)
+    dim = pickParallelLoop(op, sizes);
   if (!dim)
     return false;
   FailureOr<scf::SCFTileAndFuseResult> tiled =
@@ -771,15 +777,21 @@ void tileContractionForRegisters(RewriterBase &rewriter, linalg::LinalgOp op,
 }
 
 //===----------------------------------------------------------------------===//
-// Convolutions and poolings (NCHW)
+// Convolutions and poolings (NCHW, and channels-last convolutions)
 //===----------------------------------------------------------------------===//
+
+bool isConvolutionLike(linalg::LinalgOp op) {
+  return !isa<linalg::GenericOp>(op) && linalg::isaConvolutionOpInterface(op);
+}
 
 /// Tiles a 2-D NCHW convolution/pooling to one output row (and one kernel
 /// row) and a block of output columns and channels, so that upstream's
 /// decomposition produces 1-D ops that vectorize along the output width.
 /// Loop orders: conv_2d_nchw_fchw (n, f, oh, ow, c, kh, kw),
 /// conv_2d_ngchw_gfchw (n, g, f, oh, ow, c, kh, kw), pooling_nchw_*
-/// (n, c, oh, ow, kh, kw).
+/// (n, c, oh, ow, kh, kw). A channels-last conv_2d_nhwc_hwcf (n, oh, ow, f,
+/// kh, kw, c) gets register blocks of 8 output pixels by 32 output channels
+/// instead, like a matmul's.
 void tileConvolution(RewriterBase &rewriter, linalg::LinalgOp op,
                      int64_t minParallelCost) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -813,33 +825,79 @@ void tileConvolution(RewriterBase &rewriter, linalg::LinalgOp op,
              cTile(ranges[5]),
              1,
              0};
-  else if (isa<linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp>(op))
+  else if (isa<linalg::Conv2DNhwcHwcfOp>(op)) {
+    // (n, oh, ow, f, kh, kw, c): a register block of 8 output pixels along
+    // the width by 32 output channels (16 zmm accumulators), over blocks of 8
+    // input channels. Blocks that do not divide leave a partial block,
+    // peeled off below.
+    sizes = {1,
+             1,
+             std::min<int64_t>(ranges[2], 8),
+             std::min<int64_t>(ranges[3], 32),
+             1,
+             1,
+             cTile(ranges[6])};
+  } else if (isa<linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp>(op))
     sizes = {1, 1, 1, owTile(ranges[3]), 1, 0};
   else
     return;
+  bool nhwc = isa<linalg::Conv2DNhwcHwcfOp>(op);
   // Channel blocks that do not divide leave dynamic tiles: use 1 instead.
   for (unsigned d = 0; d < sizes.size(); ++d)
-    if (sizes[d] > 1 && ranges[d] % sizes[d] != 0)
+    if (sizes[d] > 1 && ranges[d] % sizes[d] != 0 &&
+        !(nhwc && (d == 2 || d == 3)))
       sizes[d] = 1;
 
+  // Channels-last: the blocks of output channels are the outermost loop, so
+  // that a block's weights (KH x KW x C x 32) stay in cache while every
+  // output pixel passes; they are the parallel loop when there are enough
+  // of them, so that each core reads only its own blocks' weights.
+  std::optional<unsigned> parallelDim;
+  SmallVector<int64_t> interchange;
+  if (nhwc) {
+    interchange = {3, 0, 1, 2, 4, 5, 6};
+    if (ranges[3] % sizes[3] == 0 && ranges[3] / sizes[3] >= kMinParallelTrips)
+      parallelDim = 3;
+  }
   if (distributeAndRetile(
-          rewriter, op, sizes, minParallelCost, [&](linalg::LinalgOp inner) {
+          rewriter, op, sizes, minParallelCost,
+          [&](linalg::LinalgOp inner) {
             tileConvolution(rewriter, inner, /*minParallelCost=*/-1);
-          }))
+          },
+          parallelDim))
     return;
-  FailureOr<scf::SCFTilingResult> tiled = tileSequentially(rewriter, op, sizes);
+  // The output block first, then the window and channel loops inside it:
+  // those loops then carry only the block, whose accumulators the hoisting
+  // keeps in registers across them.
+  SmallVector<int64_t> parallelSizes(sizes), reductionSizes(sizes.size(), 0);
+  for (auto [d, it] : llvm::enumerate(op.getIteratorTypesArray()))
+    if (it == utils::IteratorType::reduction)
+      std::swap(parallelSizes[d], reductionSizes[d]);
+  FailureOr<scf::SCFTilingResult> tiled =
+      tileSequentially(rewriter, op, parallelSizes, interchange);
   if (failed(tiled) || tiled->loops.empty())
     return;
-  Operation *outermost = tiled->loops.front().getOperation();
-
-  // Decompose the tiled 2-D op into 1-D ones (drops the unit kh/oh dims).
-  RewritePatternSet decompose(op->getContext());
-  linalg::populateDecomposeConvolutionPatterns(decompose);
-  (void)applyPatternsGreedily(outermost, std::move(decompose));
-}
-
-bool isConvolutionLike(linalg::LinalgOp op) {
-  return !isa<linalg::GenericOp>(op) && linalg::isaConvolutionOpInterface(op);
+  // Partial pixel and channel blocks (channels-last only) become loops of
+  // their own with static shapes, which the 1-D vectorizer needs. A peeled
+  // inner loop stays inside the outer ones: only outermost nests are walked.
+  SmallVector<Operation *> nests = {tiled->loops.front().getOperation()};
+  if (nhwc)
+    for (Operation *partial : peelPartialTiles(rewriter, tiled->loops))
+      if (!nests.front()->isAncestor(partial))
+        nests.push_back(partial);
+  for (Operation *nest : nests) {
+    SmallVector<linalg::LinalgOp> blocks;
+    nest->walk([&](linalg::LinalgOp l) {
+      if (isConvolutionLike(l))
+        blocks.push_back(l);
+    });
+    for (linalg::LinalgOp block : blocks)
+      (void)tileSequentially(rewriter, block, reductionSizes);
+    // Decompose the tiled 2-D ops into 1-D ones (drops the unit kh/oh dims).
+    RewritePatternSet decompose(op->getContext());
+    linalg::populateDecomposeConvolutionPatterns(decompose);
+    (void)applyPatternsGreedily(nest, std::move(decompose));
+  }
 }
 
 //===----------------------------------------------------------------------===//

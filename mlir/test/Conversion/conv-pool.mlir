@@ -103,3 +103,24 @@ func.func @adaptive_avg(%x: tensor<2x2x7xf32>) -> tensor<2x1x3xf32> {
   %0 = poptorch.adaptive_avg_pool2d %x {output_size = array<i64: 1, 3>} : tensor<2x2x7xf32> -> tensor<2x1x3xf32>
   return %0 : tensor<2x1x3xf32>
 }
+
+// -----
+
+// A channels-last convolution (ConvolutionOp::isChannelsLastDirect): the
+// input is written by an elementwise generic into the interior of a zero
+// padded (N, Hp, Wp, C) tensor, linalg.conv_2d_nhwc_hwcf reads the (kH, kW,
+// I, O) weight that the permute back came from, and the result goes back to
+// NCHW.
+// CHECK-LABEL: func.func @conv_channels_last
+// CHECK: %[[PAD:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x18x18x8xf32>)
+// CHECK: %[[IN:.*]] = tensor.extract_slice %[[PAD]][0, 1, 1, 0] [1, 16, 16, 8] [1, 1, 1, 1]
+// CHECK: %[[T:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<1x8x16x16xf32>) outs(%[[IN]] : tensor<1x16x16x8xf32>)
+// CHECK: %[[X:.*]] = tensor.insert_slice %[[T]] into %[[PAD]][0, 1, 1, 0] [1, 16, 16, 8] [1, 1, 1, 1]
+// CHECK: %[[BIAS:.*]] = linalg.broadcast ins(%arg2 : tensor<16xf32>) outs(%{{.*}} : tensor<1x16x16x16xf32>) dimensions = [0, 1, 2]
+// CHECK: %[[C:.*]] = linalg.conv_2d_nhwc_hwcf {{.*}} ins(%[[X]], %arg1 : tensor<1x18x18x8xf32>, tensor<3x3x8x16xf32>) outs(%[[BIAS]] : tensor<1x16x16x16xf32>)
+// CHECK: linalg.transpose ins(%[[C]] : tensor<1x16x16x16xf32>) outs(%{{.*}} : tensor<1x16x16x16xf32>) permutation = [0, 3, 1, 2]
+func.func @conv_channels_last(%x: tensor<1x8x16x16xf32>, %w: tensor<3x3x8x16xf32>, %b: tensor<16xf32>) -> tensor<1x16x16x16xf32> {
+  %0 = poptorch.permute %w {dims = array<i64: 3, 2, 0, 1>} : tensor<3x3x8x16xf32> -> tensor<16x8x3x3xf32>
+  %1 = poptorch.convolution %x, %0 bias %b {stride = array<i64: 1>, padding = array<i64: 1>, dilation = array<i64: 1>} : (tensor<1x8x16x16xf32>, tensor<16x8x3x3xf32>, tensor<16xf32>) -> tensor<1x16x16x16xf32>
+  return %1 : tensor<1x16x16x16xf32>
+}

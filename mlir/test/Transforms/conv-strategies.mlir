@@ -42,3 +42,47 @@ func.func @depthwise(%x: tensor<1x32x8x8xf32>, %w: tensor<32x1x3x3xf32>) -> tens
   %0 = poptorch.convolution %x, %w {stride = array<i64: 1>, padding = array<i64: 1>, dilation = array<i64: 1>, groups = 32 : i64} : (tensor<1x32x8x8xf32>, tensor<32x1x3x3xf32>) -> tensor<1x32x8x8xf32>
   return %0 : tensor<1x32x8x8xf32>
 }
+
+// -----
+
+// A channels-last convolution (16 input channels, 256 output pixels): the
+// input goes to a padded (N, Hp, Wp, C) tensor and linalg.conv_2d_nhwc_hwcf
+// is tiled with the blocks of 32 output channels outermost, then output rows
+// and blocks of 8 pixels; the window and the blocks of 8 input channels are
+// loops that carry the 8x32 accumulators in registers.
+// CHECK-LABEL: func.func @conv_channels_last
+// CHECK: scf.for {{.*}} = %c0 to %c64 step %c32 {{.*}} -> (tensor<1x16x16x64xf32>)
+// CHECK-NEXT: scf.for {{.*}} = %c0 to %c16 step %c1 {{.*}} -> (tensor<1x16x16x64xf32>)
+// CHECK-NEXT: scf.for {{.*}} = %c0 to %c16 step %c8 {{.*}} -> (tensor<1x16x16x64xf32>)
+// CHECK: vector.transfer_read {{.*}} : tensor<1x1x8x32xf32>, vector<1x8x32xf32>
+// CHECK-NEXT: scf.for {{.*}} = %c0 to %c3 step %c1 {{.*}} -> (vector<1x8x32xf32>)
+// CHECK-NEXT: scf.for {{.*}} = %c0 to %c3 step %c1 {{.*}} -> (vector<1x8x32xf32>)
+// CHECK-NEXT: scf.for {{.*}} = %c0 to %c16 step %c8 {{.*}} -> (vector<1x8x32xf32>)
+// CHECK: vector.transfer_read {{.*}} : tensor<1x18x18x16xf32>, vector<1x8x8xf32>
+// CHECK: vector.transfer_read {{.*}} : tensor<3x3x16x64xf32>, vector<1x8x32xf32>
+// CHECK-COUNT-64: vector.fma {{.*}} : vector<32xf32>
+// CHECK-NOT: vector.fma
+// CHECK: vector.transfer_write {{.*}} : vector<1x8x32xf32>, tensor<1x1x8x32xf32>
+// CHECK-NOT: linalg.
+// CHECK: return
+func.func @conv_channels_last(%x: tensor<1x16x16x16xf32>, %w: tensor<64x16x3x3xf32>) -> tensor<1x64x16x16xf32> {
+  %0 = poptorch.convolution %x, %w {stride = array<i64: 1>, padding = array<i64: 1>, dilation = array<i64: 1>} : (tensor<1x16x16x16xf32>, tensor<64x16x3x3xf32>) -> tensor<1x64x16x16xf32>
+  return %0 : tensor<1x64x16x16xf32>
+}
+
+// -----
+
+// 13 output pixels a row and 48 output channels: the blocks of 8 pixels and
+// 32 channels leave partial blocks of 5 and 16, peeled into loops of their
+// own with static shapes, all vectorized.
+// CHECK-LABEL: func.func @conv_channels_last_partial
+// CHECK-DAG: scf.for {{.*}} -> (vector<1x8x32xf32>)
+// CHECK-DAG: scf.for {{.*}} -> (vector<1x5x32xf32>)
+// CHECK-DAG: scf.for {{.*}} -> (vector<1x8x16xf32>)
+// CHECK-DAG: scf.for {{.*}} -> (vector<1x5x16xf32>)
+// CHECK-NOT: linalg.
+// CHECK: return
+func.func @conv_channels_last_partial(%x: tensor<1x8x13x13xf32>, %w: tensor<48x8x3x3xf32>) -> tensor<1x48x13x13xf32> {
+  %0 = poptorch.convolution %x, %w {stride = array<i64: 1>, padding = array<i64: 1>, dilation = array<i64: 1>} : (tensor<1x8x13x13xf32>, tensor<48x8x3x3xf32>) -> tensor<1x48x13x13xf32>
+  return %0 : tensor<1x48x13x13xf32>
+}

@@ -235,3 +235,32 @@ func.func @batch_norm_training(%x: tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32> {
   %0 = poptorch.batch_norm %x {eps = 1.0e-5 : f64, training = true} : (tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
   return %0 : tensor<2x3x4x4xf32>
 }
+
+// -----
+
+// A convolution that the lowering computes in channels-last layout reads its
+// weight through permutes to (kH, kW, I, O) and back, so that
+// poptorch-prepack-parameters can take the first one at upload.
+// CHECK-LABEL: func.func @conv_channels_last_weight
+// CHECK: %[[HWIO:.*]] = poptorch.permute %arg1 {dims = array<i64: 2, 3, 1, 0>} : tensor<16x8x3x3xf32> -> tensor<3x3x8x16xf32>
+// CHECK: %[[OIHW:.*]] = poptorch.permute %[[HWIO]] {dims = array<i64: 3, 2, 0, 1>} : tensor<3x3x8x16xf32> -> tensor<16x8x3x3xf32>
+// CHECK: poptorch.convolution %arg0, %[[OIHW]]
+// CHECK-NOT: poptorch.permute
+func.func @conv_channels_last_weight(%x: tensor<1x8x16x16xf32>, %w: tensor<16x8x3x3xf32>) -> tensor<1x16x16x16xf32> {
+  %0 = poptorch.convolution %x, %w {stride = array<i64: 1>, padding = array<i64: 1>, dilation = array<i64: 1>} : (tensor<1x8x16x16xf32>, tensor<16x8x3x3xf32>) -> tensor<1x16x16x16xf32>
+  return %0 : tensor<1x16x16x16xf32>
+}
+
+// -----
+
+// Convolutions that stay im2col + matmul keep their weight: 1x1 kernels,
+// input channels not in blocks of 8, small outputs, and grouped ones.
+// CHECK-LABEL: func.func @conv_im2col_weight
+// CHECK-NOT: poptorch.permute
+func.func @conv_im2col_weight(%x: tensor<1x8x16x16xf32>, %x3: tensor<1x3x16x16xf32>, %s: tensor<1x8x4x4xf32>, %w: tensor<16x8x1x1xf32>, %w3: tensor<16x3x3x3xf32>, %ws: tensor<16x8x3x3xf32>, %wg: tensor<16x4x3x3xf32>) -> (tensor<1x16x16x16xf32>, tensor<1x16x16x16xf32>, tensor<1x16x4x4xf32>, tensor<1x16x16x16xf32>) {
+  %0 = poptorch.convolution %x, %w {stride = array<i64: 1>, padding = array<i64: 0>, dilation = array<i64: 1>} : (tensor<1x8x16x16xf32>, tensor<16x8x1x1xf32>) -> tensor<1x16x16x16xf32>
+  %1 = poptorch.convolution %x3, %w3 {stride = array<i64: 1>, padding = array<i64: 1>, dilation = array<i64: 1>} : (tensor<1x3x16x16xf32>, tensor<16x3x3x3xf32>) -> tensor<1x16x16x16xf32>
+  %2 = poptorch.convolution %s, %ws {stride = array<i64: 1>, padding = array<i64: 1>, dilation = array<i64: 1>} : (tensor<1x8x4x4xf32>, tensor<16x8x3x3xf32>) -> tensor<1x16x4x4xf32>
+  %3 = poptorch.convolution %x, %wg {stride = array<i64: 1>, padding = array<i64: 1>, dilation = array<i64: 1>, groups = 2 : i64} : (tensor<1x8x16x16xf32>, tensor<16x4x3x3xf32>) -> tensor<1x16x16x16xf32>
+  return %0, %1, %2, %3 : tensor<1x16x16x16xf32>, tensor<1x16x16x16xf32>, tensor<1x16x4x4xf32>, tensor<1x16x16x16xf32>
+}

@@ -61,3 +61,41 @@ func.func @shared_accumulator(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>) -> (tens
   %1 = linalg.matmul ins(%b, %a : tensor<4x4xf32>, tensor<4x4xf32>) outs(%fill : tensor<4x4xf32>) -> tensor<4x4xf32>
   return %0, %1 : tensor<4x4xf32>, tensor<4x4xf32>
 }
+
+// -----
+
+// Values computed into a tensor.empty and then inserted into a zero fill (a
+// fused elementwise op writing a channels-last convolution input into its
+// padded tensor) are computed into the slice of the fill instead: the first
+// into the fill itself, the second into its own clone.
+// CHECK-LABEL: func.func @computed_into_empty
+// CHECK: %[[E1:.*]] = tensor.empty() : tensor<6xf32>
+// CHECK: %[[E2:.*]] = tensor.empty() : tensor<6xf32>
+// CHECK: %[[F1:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E1]] : tensor<6xf32>)
+// CHECK: %[[F2:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E2]] : tensor<6xf32>)
+// CHECK: %[[S1:.*]] = tensor.extract_slice %[[F1]][1] [4] [1]
+// CHECK: %[[A:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<4xf32>) outs(%[[S1]] : tensor<4xf32>)
+// CHECK: tensor.insert_slice %[[A]] into %[[F1]][1] [4] [1]
+// CHECK: %[[S2:.*]] = tensor.extract_slice %[[F2]][1] [4] [1]
+// CHECK: %[[B:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<4xf32>) outs(%[[S2]] : tensor<4xf32>)
+// CHECK: tensor.insert_slice %[[B]] into %[[F2]][1] [4] [1]
+#id = affine_map<(d0) -> (d0)>
+func.func @computed_into_empty(%arg0: tensor<4xf32>, %arg1: tensor<4xf32>) -> (tensor<6xf32>, tensor<6xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<6xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%e : tensor<6xf32>) -> tensor<6xf32>
+  %t = tensor.empty() : tensor<4xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%arg0 : tensor<4xf32>) outs(%t : tensor<4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = arith.maximumf %x, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %pa = tensor.insert_slice %a into %fill[1] [4] [1] : tensor<4xf32> into tensor<6xf32>
+  %b = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%arg1 : tensor<4xf32>) outs(%t : tensor<4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = arith.maximumf %x, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %pb = tensor.insert_slice %b into %fill[1] [4] [1] : tensor<4xf32> into tensor<6xf32>
+  return %pa, %pb : tensor<6xf32>, tensor<6xf32>
+}

@@ -111,3 +111,44 @@ func.func @transpose_into_matmul(%a: tensor<8x4xf32>, %b: tensor<8x16xf32>) -> t
   %m = linalg.matmul ins(%t, %b : tensor<4x8xf32>, tensor<8x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
   return %m : tensor<4x16xf32>
 }
+
+// -----
+
+// A per-channel (C) -> (C, 1, 1) expansion read at index 0 of its unit dims
+// (a batch norm's scale, in channels-last order) is read unexpanded, so that
+// a vector along C is one contiguous read.
+// CHECK-DAG: #[[C:.*]] = affine_map<(d0, d1, d2, d3) -> (d3)>
+// CHECK-LABEL: func.func @unit_expanded_input
+// CHECK-NOT: tensor.expand_shape
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[C]], #{{.*}}]{{.*}} ins(%arg0, %arg1 : tensor<1x4x4x8xf32>, tensor<8xf32>)
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#chan = affine_map<(d0, d1, d2, d3) -> (d3, 0, 0)>
+func.func @unit_expanded_input(%x: tensor<1x4x4x8xf32>, %s: tensor<8xf32>) -> tensor<1x4x4x8xf32> {
+  %e = tensor.expand_shape %s [[0, 1, 2]] output_shape [8, 1, 1] : tensor<8xf32> into tensor<8x1x1xf32>
+  %o = tensor.empty() : tensor<1x4x4x8xf32>
+  %r = linalg.generic {indexing_maps = [#id, #chan, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x, %e : tensor<1x4x4x8xf32>, tensor<8x1x1xf32>) outs(%o : tensor<1x4x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<1x4x4x8xf32>
+  return %r : tensor<1x4x4x8xf32>
+}
+
+// -----
+
+// A unit dim read by a loop (here the only operand giving the reduction its
+// extent) is not an index-0 broadcast: the expansion stays.
+// CHECK-LABEL: func.func @unit_expanded_input_read_by_loop
+// CHECK: tensor.expand_shape
+// CHECK: linalg.generic
+#r0 = affine_map<(d0, d1) -> (d1)>
+#r1 = affine_map<(d0, d1) -> (d0)>
+func.func @unit_expanded_input_read_by_loop(%s: tensor<f32>, %x: tensor<3xf32>) -> tensor<3xf32> {
+  %e = tensor.expand_shape %s [] output_shape [1] : tensor<f32> into tensor<1xf32>
+  %r = linalg.generic {indexing_maps = [#r0, #r1, #r1], iterator_types = ["parallel", "reduction"]} ins(%e, %x : tensor<1xf32>, tensor<3xf32>) outs(%x : tensor<3xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.addf %a, %c : f32
+    linalg.yield %m : f32
+  } -> tensor<3xf32>
+  return %r : tensor<3xf32>
+}

@@ -56,3 +56,20 @@ func.func @embedding_only(%w: tensor<5x4xf32> {poptorch.role = "parameter"},
   %x = poptorch.embedding %w, %ids : (tensor<5x4xf32>, tensor<3xi64>) -> tensor<3x4xf32>
   return %x : tensor<3x4xf32>
 }
+
+// -----
+
+// The weight of a channels-last convolution (poptorch-decompose gave it the
+// permutes) is taken as (kH, kW, I, O); the convolution reads it through the
+// permute back, which the lowering looks through.
+// CHECK-LABEL: func.func @conv_weight
+// CHECK-SAME: %[[W:arg[0-9]+]]: tensor<3x3x8x16xf32> {poptorch.permuted = array<i64: 2, 3, 1, 0>, poptorch.role = "parameter"}
+// CHECK: %[[B:.*]] = poptorch.permute %[[W]] {dims = array<i64: 3, 2, 0, 1>}
+// CHECK: poptorch.convolution %arg0, %[[B]]
+func.func @conv_weight(%x: tensor<1x8x16x16xf32> {poptorch.role = "input"},
+                       %w: tensor<16x8x3x3xf32> {poptorch.role = "parameter"}) -> tensor<1x16x16x16xf32> {
+  %0 = poptorch.permute %w {dims = array<i64: 2, 3, 1, 0>} : tensor<16x8x3x3xf32> -> tensor<3x3x8x16xf32>
+  %1 = poptorch.permute %0 {dims = array<i64: 3, 2, 0, 1>} : tensor<3x3x8x16xf32> -> tensor<16x8x3x3xf32>
+  %2 = poptorch.convolution %x, %1 {stride = array<i64: 1>, padding = array<i64: 1>, dilation = array<i64: 1>} : (tensor<1x8x16x16xf32>, tensor<16x8x3x3xf32>) -> tensor<1x16x16x16xf32>
+  return %2 : tensor<1x16x16x16xf32>
+}

@@ -168,6 +168,22 @@ func.func @conv(%x: tensor<1x3x10x10xf32>, %w: tensor<16x3x3x3xf32>, %init: tens
 
 // -----
 
+// Channels-last convolution: 4 blocks of 32 output channels are enough
+// trips, so they are distributed (each core reads only its blocks' weights);
+// a task runs every output pixel with its 8x32 accumulators.
+// CHECK-LABEL: func.func @conv_nhwc
+// CHECK: scf.forall (%{{.*}}) = (0) to (128) step (32)
+// CHECK-NOT: linalg.conv_2d
+// CHECK: vector.fma
+// SEQ-LABEL: func.func @conv_nhwc
+// SEQ-NOT: scf.forall
+func.func @conv_nhwc(%x: tensor<1x10x10x8xf32>, %w: tensor<3x3x8x128xf32>, %init: tensor<1x8x8x128xf32>) -> tensor<1x8x8x128xf32> {
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x10x10x8xf32>, tensor<3x3x8x128xf32>) outs(%init : tensor<1x8x8x128xf32>) -> tensor<1x8x8x128xf32>
+  return %r : tensor<1x8x8x128xf32>
+}
+
+// -----
+
 // An op in a loop of the program (an im2col's loop over kernel offsets) is
 // tiled and vectorized inside that loop, and counts once per iteration
 // towards min-program-parallel-cost: one 64x64 transpose costs 4096, the

@@ -5,10 +5,15 @@
 //    stride-1 zeros inserted between elements and padded by
 //    dilation * (kernel - 1) - padding (+ output_padding at the end), with
 //    the weight flipped and its in/out channels swapped per group;
-//  * the input is padded (tensor.pad), 1-D is 2-D with a unit height, 2-D
-//    uses linalg.conv_2d_nchw_fchw (groups == 1) or conv_2d_ngchw_gfchw,
-//    3-D a grouped linalg.generic; all accumulate into the broadcast bias,
-//    in f32 for f16/bf16 (as PyTorch's CPU kernels).
+//  * a 2-D f32 convolution that ConvolutionOp::isChannelsLastDirect accepts
+//    runs as linalg.conv_2d_nhwc_hwcf on a channels-last, zero-padded copy
+//    of its input (directNhwcConvolution);
+//  * any other regular 1-D or 2-D convolution (groups 1) is a matmul over
+//    im2col columns (im2colConvolution); 1-D is 2-D with a unit height;
+//  * the input is padded, a depthwise 2-D convolution is an elementwise
+//    generic, other grouped 2-D ones use conv_2d_ngchw_gfchw, 3-D a grouped
+//    linalg.generic; all accumulate into the broadcast bias, in f32 for
+//    f16/bf16 (as PyTorch's CPU kernels).
 //
 // Pooling: every pool is one windowed reduction (a linalg.generic over the
 // leading dims, the output positions and the window offsets) over the input
@@ -362,6 +367,89 @@ static Value im2colConvolution(OpBuilder &b, Location loc, Value input,
       ->getResult(0);
 }
 
+/// A 2-D convolution (groups 1, see ConvolutionOp::isChannelsLastDirect)
+/// computed directly in channels-last layout, with no im2col matrix: the
+/// input (N, C, H, W) goes to a zero-padded (N, Hp, Wp, C), and
+/// linalg.conv_2d_nhwc_hwcf accumulates every output pixel's F channels over
+/// the window with the weight (KH, KW, C, F), which poptorch-decompose made
+/// `weight` a permute of. The result (N, OH, OW, F), `bias` (F) included,
+/// goes back to (N, F, OH, OW) through a transpose that the consumer (a
+/// batch norm) reads through.
+static Value directNhwcConvolution(OpBuilder &b, Location loc, Value input,
+                                   ArrayRef<int64_t> padding, Value weight,
+                                   Value bias, ArrayRef<int64_t> stride,
+                                   ArrayRef<int64_t> dilation,
+                                   RankedTensorType accTy) {
+  MLIRContext *ctx = b.getContext();
+  ArrayRef<int64_t> inS = getTensorType(input).getShape();
+  Type elem = accTy.getElementType();
+  int64_t n = inS[0], c = inS[1], h = inS[2], w = inS[3];
+  int64_t f = accTy.getShape()[1], oh = accTy.getShape()[2],
+          ow = accTy.getShape()[3];
+  auto idx = [&](ArrayRef<int64_t> v) {
+    return llvm::map_to_vector(
+        v, [&](int64_t x) -> OpFoldResult { return b.getIndexAttr(x); });
+  };
+  // The layout change is an elementwise generic writing straight into the
+  // interior of the padded tensor, so that poptorch-fuse-elementwise merges
+  // the op producing the input (a batch norm and activation) into it.
+  auto paddedTy = RankedTensorType::get(
+      {n, h + 2 * padding[0], w + 2 * padding[1], c}, elem);
+  auto interiorTy = RankedTensorType::get({n, h, w, c}, elem);
+  bool padded = padding[0] > 0 || padding[1] > 0;
+  Value dest =
+      padded ? createFilled(b, loc, paddedTy, createScalar(b, loc, elem, 0.0))
+             : createEmpty(b, loc, paddedTy);
+  SmallVector<OpFoldResult> off = idx({0, padding[0], padding[1], 0}),
+                            sz = idx({n, h, w, c}), ones = idx({1, 1, 1, 1});
+  Value interior = padded ? tensor::ExtractSliceOp::create(b, loc, interiorTy,
+                                                           dest, off, sz, ones)
+                                .getResult()
+                          : dest;
+  AffineExpr d0, d1, d2, d3;
+  bindDims(ctx, d0, d1, d2, d3);
+  SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {d0, d3, d1, d2}, ctx),
+                                 AffineMap::getMultiDimIdentityMap(4, ctx)};
+  SmallVector<utils::IteratorType> iters(4, utils::IteratorType::parallel);
+  Value x = linalg::GenericOp::create(
+                b, loc, TypeRange{interiorTy}, ValueRange{input},
+                ValueRange{interior}, maps, iters,
+                [](OpBuilder &b, Location loc, ValueRange args) {
+                  linalg::YieldOp::create(b, loc, args[0]);
+                })
+                .getResult(0);
+  if (padded)
+    x = tensor::InsertSliceOp::create(b, loc, x, dest, off, sz, ones);
+
+  auto transposed = [&](Value v, ArrayRef<int64_t> perm) {
+    ArrayRef<int64_t> s = getTensorType(v).getShape();
+    SmallVector<int64_t> shape;
+    for (int64_t p : perm)
+      shape.push_back(s[p]);
+    return Value(linalg::TransposeOp::create(
+                     b, loc, v,
+                     createEmpty(b, loc, RankedTensorType::get(shape, elem)),
+                     perm)
+                     ->getResult(0));
+  };
+  auto back = weight.getDefiningOp<linalg::TransposeOp>();
+  Value hwcf = back && back.getPermutation() == ArrayRef<int64_t>{3, 2, 0, 1}
+                   ? Value(back.getInput())
+                   : transposed(weight, {2, 3, 1, 0});
+  auto outTy = RankedTensorType::get({n, oh, ow, f}, elem);
+  Value init =
+      bias ? linalg::BroadcastOp::create(b, loc, bias,
+                                         createEmpty(b, loc, outTy),
+                                         ArrayRef<int64_t>{0, 1, 2})
+                 ->getResult(0)
+           : createFilled(b, loc, outTy, createScalar(b, loc, elem, 0.0));
+  Value r = linalg::Conv2DNhwcHwcfOp::create(
+                b, loc, TypeRange{outTy}, ValueRange{x, hwcf}, ValueRange{init},
+                b.getI64TensorAttr(stride), b.getI64TensorAttr(dilation))
+                .getResult(0);
+  return transposed(r, {0, 3, 1, 2});
+}
+
 /// A depthwise 2-D convolution (groups = input = output channels) of an
 /// already padded input (N, C, Hp, Wp) with weight (C, 1, KH, KW) into
 /// `init` (N, C, OH, OW): one elementwise linalg.generic over the output
@@ -499,6 +587,16 @@ struct ConvolutionLowering : public OpConversionPattern<ConvolutionOp> {
       input = padTrailing(rewriter, loc, input, lo, hi, zero, stride);
       stride.assign(spatial, 1);
     } else {
+      if (op.isChannelsLastDirect()) {
+        Value bias = adaptor.getBias()
+                         ? castTensor(rewriter, loc, adaptor.getBias(), acc)
+                         : Value();
+        Value r = directNhwcConvolution(rewriter, loc, input, padding,
+                                        adaptor.getWeight(), bias, stride,
+                                        dilation, resTy.clone(acc));
+        rewriter.replaceOp(op, castTensor(rewriter, loc, r, elem));
+        return success();
+      }
       input = padTrailing(rewriter, loc, input, padding, padding, zero);
     }
     int64_t o = getTensorType(weight).getShape()[0];

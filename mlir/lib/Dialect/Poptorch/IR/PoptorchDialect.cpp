@@ -347,6 +347,21 @@ LogicalResult ReshapeOp::verify() {
   return success();
 }
 
+bool ConvolutionOp::isChannelsLastDirect() {
+  auto in = dyn_cast<RankedTensorType>(getInput().getType());
+  auto w = dyn_cast<RankedTensorType>(getWeight().getType());
+  auto res = dyn_cast<RankedTensorType>(getResult().getType());
+  if (!in || !w || !res || getTransposed() || getGroups() != 1 ||
+      in.getRank() != 4 || w.getRank() != 4 || !in.hasStaticShape() ||
+      !w.hasStaticShape() || !res.hasStaticShape() ||
+      res.getNumElements() == 0 || !in.getElementType().isF32() ||
+      !w.getElementType().isF32())
+    return false;
+  ArrayRef<int64_t> s = w.getShape(), r = res.getShape();
+  return s[1] % 8 == 0 && s[1] == in.getShape()[1] && s[2] * s[3] > 1 &&
+         r[0] * r[2] * r[3] >= 128;
+}
+
 OpFoldResult PermuteOp::fold(FoldAdaptor) {
   for (auto [i, d] : llvm::enumerate(getDims()))
     if ((int64_t)i != d)

@@ -131,6 +131,16 @@ def Poptorch_ConvolutionOp : Poptorch_Op<"convolution", [Pure]> {
     $input `,` $weight (`bias` $bias^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Whether the lowering computes this convolution directly in
+    /// channels-last layout, reading its weight as (kH, kW, I, O)
+    /// (ConvPool.cpp): f32, 2-D, groups 1, not transposed, a window larger
+    /// than one pixel and input channels in whole blocks of 8.
+    /// poptorch-decompose then gives its weight that layout through a
+    /// permute, which poptorch-prepack-parameters applies to a parameter
+    /// once, at upload.
+    bool isChannelsLastDirect();
+  }];
 }
 
 // ---- convolution, pooling and normalisation family (ops-nn): N-d pools, one
