@@ -83,7 +83,8 @@ def test_conv_modules():
 
 # Convolutions that run directly in channels-last layout
 # (ConvolutionOp::isChannelsLastDirect: f32, 2-D, groups 1, input channels in
-# blocks of 8, a window of more than one pixel, 128 or more output pixels):
+# blocks of 8 or fewer than 8, a window of more than one pixel, 128 or more
+# output pixels):
 # partial blocks of 8 pixels and 32 output channels, strides, dilations, no
 # padding, a bias; as a module (the weight a parameter, prepacked at upload)
 # with batch norm and ReLU fused into the write of the next input, and with
@@ -94,6 +95,7 @@ CHANNELS_LAST_CASES = [
     (2, 16, 48, 13, 3, dict(padding=1, bias=True)),
     (1, 8, 40, 31, 3, dict(stride=2)),
     (1, 16, 32, 24, (3, 5), dict(stride=(1, 2), padding=(1, 2), dilation=(2, 1))),
+    (2, 3, 16, 32, 7, dict(stride=2, padding=3)),  # an image stem: 3 colour planes
 ]
 
 

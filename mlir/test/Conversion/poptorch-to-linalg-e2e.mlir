@@ -33,9 +33,7 @@ func.func @mlp(%x: tensor<4x16xf32>, %w1: tensor<32x16xf32>, %b1: tensor<32xf32>
 
 // LINALG-LABEL: func.func @cnn
 // LINALG-NOT: poptorch.
-// LINALG: linalg.copy
-// LINALG: linalg.transpose
-// LINALG: linalg.matmul
+// LINALG: linalg.conv_2d_nhwc_hwcf
 // LINALG: linalg.pooling_nchw_max
 // LINALG: linalg.pooling_nchw_sum
 // LINALG: linalg.matmul

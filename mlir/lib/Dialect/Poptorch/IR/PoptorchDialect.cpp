@@ -358,7 +358,7 @@ bool ConvolutionOp::isChannelsLastDirect() {
       !w.getElementType().isF32())
     return false;
   ArrayRef<int64_t> s = w.getShape(), r = res.getShape();
-  return s[1] % 8 == 0 && s[1] == in.getShape()[1] && s[2] * s[3] > 1 &&
+  return (s[1] % 8 == 0 || s[1] < 8) && s[2] * s[3] > 1 &&
          r[0] * r[2] * r[3] >= 128;
 }
 
