@@ -88,11 +88,11 @@ struct GeneralizeTransposeIntoElementwise
   }
 };
 
-/// An input of a generic that is a tensor.expand_shape adding only unit dims,
-/// which the generic reads at index 0 (a batch norm's per-channel scale, (C)
-/// -> (C, 1, 1), broadcast over an image), is read unexpanded: in
-/// channels-last order, where C is the vectorized dim, the (C, 1, 1) tensor
-/// was read one element at a time, the (C) one is a contiguous vector.
+/// A 1-D input of a generic expanded with unit dims that the generic reads at
+/// index 0 (a batch norm's per-channel scale, (C) -> (C, 1, 1), broadcast
+/// over an image) is read unexpanded when its one dim is the innermost loop:
+/// in channels-last order, where C is the vectorized dim, the (C, 1, 1)
+/// tensor was read one element at a time, the (C) one is a contiguous vector.
 struct ReadUnitExpandedInputUnexpanded
     : public OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -100,7 +100,8 @@ struct ReadUnitExpandedInputUnexpanded
                                 PatternRewriter &rewriter) const override {
     for (OpOperand *in : op.getDpsInputOperands()) {
       auto expand = in->get().getDefiningOp<tensor::ExpandShapeOp>();
-      if (!expand || !expand.getResultType().hasStaticShape())
+      if (!expand || !expand.getResultType().hasStaticShape() ||
+          expand.getSrcType().getRank() != 1)
         continue;
       AffineMap map = op.getMatchingIndexingMap(in);
       ArrayRef<int64_t> shape = expand.getResultType().getShape();
@@ -128,7 +129,12 @@ struct ReadUnitExpandedInputUnexpanded
         }
         results.push_back(kept.value_or(rewriter.getAffineConstantExpr(0)));
       }
-      if (!unitOnly)
+      // Only a read along the innermost loop, the one that becomes the
+      // vector: a vector read of the (C) tensor is then contiguous. A lower
+      // rank input read across the vector instead (a per-row value) lowers
+      // to one broadcast per element, far worse than the unit-dim read.
+      auto inner = rewriter.getAffineDimExpr(op.getNumLoops() - 1);
+      if (!unitOnly || results.size() != 1 || results[0] != inner)
         continue;
       SmallVector<AffineMap> maps = op.getIndexingMapsArray();
       maps[in->getOperandNumber()] =

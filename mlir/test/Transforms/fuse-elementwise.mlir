@@ -152,3 +152,23 @@ func.func @unit_expanded_input_read_by_loop(%s: tensor<f32>, %x: tensor<3xf32>) 
   } -> tensor<3xf32>
   return %r : tensor<3xf32>
 }
+
+// -----
+
+// A per-row value (its one dim not the innermost loop) stays expanded: read
+// unexpanded across the vector it would lower to one broadcast per element.
+// CHECK-LABEL: func.func @unit_expanded_per_row
+// CHECK: tensor.expand_shape
+// CHECK: linalg.generic
+#row = affine_map<(d0, d1) -> (d0, 0)>
+#all = affine_map<(d0, d1) -> (d0, d1)>
+func.func @unit_expanded_per_row(%s: tensor<4xf32>, %x: tensor<4x32xf32>) -> tensor<4x32xf32> {
+  %e = tensor.expand_shape %s [[0, 1]] output_shape [4, 1] : tensor<4xf32> into tensor<4x1xf32>
+  %o = tensor.empty() : tensor<4x32xf32>
+  %r = linalg.generic {indexing_maps = [#row, #all, #all], iterator_types = ["parallel", "parallel"]} ins(%e, %x : tensor<4x1xf32>, tensor<4x32xf32>) outs(%o : tensor<4x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.subf %b, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<4x32xf32>
+  return %r : tensor<4x32xf32>
+}
