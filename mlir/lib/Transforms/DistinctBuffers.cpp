@@ -184,34 +184,38 @@ void unshareFills(func::FuncOp func) {
     llvm::sort(writers, [](OpOperand *a, OpOperand *b) {
       return a->getOwner()->isBeforeInBlock(b->getOwner());
     });
-    if (auto first = dyn_cast<tensor::InsertSliceOp>(writers[0]->getOwner()))
-      if (OpOperand *source = emptySource(first))
-        computeInPlace(source, first, fill);
-    for (OpOperand *writer : llvm::drop_begin(writers)) {
-      OpBuilder b(fillOp);
-      IRMapping map;
-      for (Value operand : fillOp->getOperands())
-        if (auto empty = operand.getDefiningOp<tensor::EmptyOp>())
-          map.map(operand, b.clone(*empty)->getResult(0));
-      b.setInsertionPointAfter(fillOp);
-      Value clone = b.clone(*fillOp, map)->getResult(0);
+    // The first writer keeps the fill, every later one gets a clone. A value
+    // computed into a tensor.empty is computed into its writer's slice.
+    for (auto [i, writer] : llvm::enumerate(writers)) {
       auto insert = dyn_cast<tensor::InsertSliceOp>(writer->getOwner());
+      Value target = fill;
       llvm::SmallVector<Operation *> path;
-      if (OpOperand *source =
-              insert ? inPlaceSource(insert, fill, path) : nullptr) {
-        // The extract_slice and reshapes may be shared with other writers
-        // (CSE again): this one gets its own, reading the clone.
-        IRMapping slice;
-        slice.map(fill, clone);
-        for (Operation *op : llvm::reverse(path)) {
-          b.setInsertionPoint(op);
-          b.clone(*op, slice);
+      OpOperand *inPlace = nullptr;
+      if (i > 0) {
+        OpBuilder b(fillOp);
+        IRMapping map;
+        for (Value operand : fillOp->getOperands())
+          if (auto empty = operand.getDefiningOp<tensor::EmptyOp>())
+            map.map(operand, b.clone(*empty)->getResult(0));
+        b.setInsertionPointAfter(fillOp);
+        target = b.clone(*fillOp, map)->getResult(0);
+        inPlace = insert ? inPlaceSource(insert, fill, path) : nullptr;
+        if (inPlace) {
+          // The extract_slice and reshapes may be shared with other writers
+          // (CSE again): this one gets its own, reading the clone.
+          IRMapping slice;
+          slice.map(fill, target);
+          for (Operation *op : llvm::reverse(path)) {
+            b.setInsertionPoint(op);
+            b.clone(*op, slice);
+          }
+          inPlace->set(slice.lookup(path.front()->getResult(0)));
         }
-        source->set(slice.lookup(path.front()->getResult(0)));
-      } else if (OpOperand *source = insert ? emptySource(insert) : nullptr) {
-        computeInPlace(source, insert, clone);
       }
-      writer->set(clone);
+      if (!inPlace && insert)
+        if (OpOperand *source = emptySource(insert))
+          computeInPlace(source, insert, target);
+      writer->set(target);
     }
   }
 }

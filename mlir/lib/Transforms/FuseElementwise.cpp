@@ -105,40 +105,27 @@ struct ReadUnitExpandedInputUnexpanded
         continue;
       AffineMap map = op.getMatchingIndexingMap(in);
       ArrayRef<int64_t> shape = expand.getResultType().getShape();
-      auto isZero = [](AffineExpr e) {
-        auto c = dyn_cast<AffineConstantExpr>(e);
-        return c && c.getValue() == 0;
-      };
-      // Every dim of the expansion is in a group, except when the source is
-      // 0-d: then all of them are unit dims read at 0.
-      SmallVector<AffineExpr> results;
-      bool unitOnly =
-          !expand.getReassociationIndices().empty() ||
-          llvm::all_of(llvm::seq<int64_t>(0, shape.size()), [&](int64_t d) {
-            return shape[d] == 1 && isZero(map.getResult(d));
-          });
-      for (const ReassociationIndices &group :
-           expand.getReassociationIndices()) {
-        std::optional<AffineExpr> kept;
-        for (int64_t d : group) {
-          AffineExpr e = map.getResult(d);
-          if (shape[d] == 1 && isZero(e))
-            continue;
-          unitOnly &= !kept.has_value();
-          kept = e;
-        }
-        results.push_back(kept.value_or(rewriter.getAffineConstantExpr(0)));
-      }
       // Only a read along the innermost loop, the one that becomes the
       // vector: a vector read of the (C) tensor is then contiguous. A lower
       // rank input read across the vector instead (a per-row value) lowers
-      // to one broadcast per element, far worse than the unit-dim read.
+      // to one broadcast per element, far worse than the unit-dim read. So:
+      // one dim read by the innermost loop, every other a unit dim read at 0.
       auto inner = rewriter.getAffineDimExpr(op.getNumLoops() - 1);
-      if (!unitOnly || results.size() != 1 || results[0] != inner)
+      int64_t readByInner = 0;
+      bool othersUnitAtZero = true;
+      for (auto [d, e] : llvm::enumerate(map.getResults())) {
+        if (e == inner) {
+          ++readByInner;
+          continue;
+        }
+        auto c = dyn_cast<AffineConstantExpr>(e);
+        othersUnitAtZero &= shape[d] == 1 && c && c.getValue() == 0;
+      }
+      if (readByInner != 1 || !othersUnitAtZero)
         continue;
       SmallVector<AffineMap> maps = op.getIndexingMapsArray();
       maps[in->getOperandNumber()] =
-          AffineMap::get(map.getNumDims(), 0, results, op.getContext());
+          AffineMap::get(map.getNumDims(), 0, inner, op.getContext());
       rewriter.modifyOpInPlace(op, [&] {
         in->set(expand.getSrc());
         op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));

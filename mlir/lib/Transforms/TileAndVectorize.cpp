@@ -364,23 +364,24 @@ bool distributeAndRetile(RewriterBase &rewriter, linalg::LinalgOp op,
 }
 
 std::optional<ContractionTiles> chooseContractionTiles(linalg::LinalgOp op) {
+  // A generic reading through sums of loop indices (a 3-D convolution's
+  // windows) is no matmul: its window loops are none of m, n, k, and left
+  // whole they made the whole op one vector. It takes the generic path.
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
   if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty() ||
-      !hasStaticLoops(op))
+      !hasStaticLoops(op) ||
+      !llvm::all_of(op.getIndexingMapsArray(), [](AffineMap m) {
+        return m.isProjectedPermutation(/*allowZeroInResults=*/true);
+      }))
     return std::nullopt;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   unsigned nLoops = ranges.size();
+  // Every loop is tiled, to 1 unless chosen below.
   ContractionTiles t{SmallVector<int64_t>(nLoops, 0),
                      SmallVector<int64_t>(nLoops, 0)};
-  for (unsigned d : dims->batch)
-    t.parallel[d] = 1;
-  for (unsigned d : dims->m)
-    t.parallel[d] = 1;
-  for (unsigned d : dims->n)
-    t.parallel[d] = 1;
-  for (unsigned d : dims->k)
-    t.reduction[d] = 1;
+  for (auto [d, iter] : llvm::enumerate(op.getIteratorTypesArray()))
+    (iter == utils::IteratorType::parallel ? t.parallel : t.reduction)[d] = 1;
 
   unsigned mDim = dims->m.back(), nDim = dims->n.back(), kDim = dims->k.back();
   int64_t m = ranges[mDim], n = ranges[nDim], k = ranges[kDim];

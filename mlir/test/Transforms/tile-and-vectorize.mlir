@@ -162,3 +162,32 @@ func.func @transpose_blocks(%a: tensor<128x12x64xf32>) -> tensor<12x64x128xf32> 
   %t = linalg.transpose ins(%a : tensor<128x12x64xf32>) outs(%e : tensor<12x64x128xf32>) permutation = [1, 2, 0]
   return %t : tensor<12x64x128xf32>
 }
+
+// -----
+
+// A 3-D convolution as a generic (window reads d3 + d7, ...) is no matmul:
+// it and its consumer are tiled like any generic, one output row at a time.
+// Tiled as a contraction, its window loops were left whole and the consumer
+// became one vector of 2688 elements (minutes of LLVM instruction selection).
+// CHECK-LABEL: func.func @conv3d_generic
+// CHECK-NOT: vector<2x1x4x8x7x6x
+// CHECK: arith.truncf {{.*}} : vector<1x1x1x1x1x6xf32> to vector<1x1x1x1x1x6xbf16>
+#in3 = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8, d9) -> (d0, d1, d6, d3 + d7, d4 + d8, d5 + d9)>
+#w3 = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8, d9) -> (d1, d2, d6, d7, d8, d9)>
+#out3 = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8, d9) -> (d0, d1, d2, d3, d4, d5)>
+#id6 = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4, d5)>
+func.func @conv3d_generic(%x: tensor<2x1x2x9x8x7xf32>, %w: tensor<1x4x2x2x2x2xf32>, %init: tensor<2x1x4x8x7x6xf32>) -> tensor<2x1x4x8x7x6xbf16> {
+  %c = linalg.generic {indexing_maps = [#in3, #w3, #out3], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<2x1x2x9x8x7xf32>, tensor<1x4x2x2x2x2xf32>) outs(%init : tensor<2x1x4x8x7x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x1x4x8x7x6xf32>
+  %e = tensor.empty() : tensor<2x1x4x8x7x6xbf16>
+  %t = linalg.generic {indexing_maps = [#id6, #id6], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%c : tensor<2x1x4x8x7x6xf32>) outs(%e : tensor<2x1x4x8x7x6xbf16>) {
+  ^bb0(%a: f32, %o: bf16):
+    %r = arith.truncf %a : f32 to bf16
+    linalg.yield %r : bf16
+  } -> tensor<2x1x4x8x7x6xbf16>
+  return %t : tensor<2x1x4x8x7x6xbf16>
+}

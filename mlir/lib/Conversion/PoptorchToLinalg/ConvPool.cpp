@@ -39,6 +39,11 @@ using namespace mlir::poptorch;
 
 namespace {
 
+/// Static offsets, sizes or strides for tensor slices.
+static SmallVector<OpFoldResult> idx(OpBuilder &b, ArrayRef<int64_t> v) {
+  return getAsIndexOpFoldResult(b.getContext(), v);
+}
+
 /// `v` with one entry per spatial dim (`v` has one entry, or none: `dflt`).
 static SmallVector<int64_t> perDim(ArrayRef<int64_t> v, int64_t n,
                                    int64_t dflt) {
@@ -258,10 +263,6 @@ static Value im2colConvolution(OpBuilder &b, Location loc, Value input,
   int64_t oh = accTy.getShape()[2], ow = accTy.getShape()[3];
   int64_t k = c * kh * kw, np = n * oh * ow;
   int64_t cols = np <= 32 ? (np + 15) / 16 * 16 : (np + 31) / 32 * 32;
-  auto idx = [&](ArrayRef<int64_t> v) {
-    return llvm::map_to_vector(
-        v, [&](int64_t x) -> OpFoldResult { return b.getIndexAttr(x); });
-  };
   Value col;
   if (n == 1 && kh == 1 && kw == 1 && stride[0] == 1 && stride[1] == 1 &&
       cols == np) {
@@ -293,12 +294,12 @@ static Value im2colConvolution(OpBuilder &b, Location loc, Value input,
                                           scaled(i, dilation[0]),
                                           scaled(j, dilation[1])};
       Value win = tensor::ExtractSliceOp::create(
-          b, loc, winTy, input, winOff, idx({n, c, oh, ow}),
-          idx({1, 1, stride[0], stride[1]}));
+          b, loc, winTy, input, winOff, idx(b, {n, c, oh, ow}),
+          idx(b, {1, 1, stride[0], stride[1]}));
       SmallVector<OpFoldResult> off = {b.getIndexAttr(0), i, j,
                                        b.getIndexAttr(0)},
-                                sz = idx({c, 1, 1, np}),
-                                ones = idx({1, 1, 1, 1});
+                                sz = idx(b, {c, 1, 1, np}),
+                                ones = idx(b, {1, 1, 1, 1});
       Value dst =
           tensor::ExtractSliceOp::create(b, loc, flatTy, col, off, sz, ones);
       dst = reshapeTensor(b, loc, dst, {c, n, oh, ow});
@@ -329,9 +330,9 @@ static Value im2colConvolution(OpBuilder &b, Location loc, Value input,
               .getResult(0);
     }
     if (cols > np) {
-      SmallVector<OpFoldResult> off = idx({0, 0, 0, np}),
-                                sz = idx({c, kh, kw, cols - np}),
-                                ones = idx({1, 1, 1, 1});
+      SmallVector<OpFoldResult> off = idx(b, {0, 0, 0, np}),
+                                sz = idx(b, {c, kh, kw, cols - np}),
+                                ones = idx(b, {1, 1, 1, 1});
       auto padTy = RankedTensorType::get({c, kh, kw, cols - np}, elem);
       Value pad =
           tensor::ExtractSliceOp::create(b, loc, padTy, col, off, sz, ones);
@@ -356,8 +357,8 @@ static Value im2colConvolution(OpBuilder &b, Location loc, Value input,
                  .getResult(0);
   if (cols > np)
     mm = tensor::ExtractSliceOp::create(
-        b, loc, RankedTensorType::get({f, np}, elem), mm, idx({0, 0}),
-        idx({f, np}), idx({1, 1}));
+        b, loc, RankedTensorType::get({f, np}, elem), mm, idx(b, {0, 0}),
+        idx(b, {f, np}), idx(b, {1, 1}));
   if (n == 1)
     return reshapeTensor(b, loc, mm, {1, f, oh, ow});
   Value perImage = reshapeTensor(b, loc, mm, {f, n, oh, ow});
@@ -386,10 +387,6 @@ static Value directNhwcConvolution(OpBuilder &b, Location loc, Value input,
   int64_t n = inS[0], c = inS[1], h = inS[2], w = inS[3];
   int64_t f = accTy.getShape()[1], oh = accTy.getShape()[2],
           ow = accTy.getShape()[3];
-  auto idx = [&](ArrayRef<int64_t> v) {
-    return llvm::map_to_vector(
-        v, [&](int64_t x) -> OpFoldResult { return b.getIndexAttr(x); });
-  };
   // The layout change is an elementwise generic writing straight into the
   // interior of the padded tensor, so that poptorch-fuse-elementwise merges
   // the op producing the input (a batch norm and activation) into it.
@@ -400,8 +397,9 @@ static Value directNhwcConvolution(OpBuilder &b, Location loc, Value input,
   Value dest =
       padded ? createFilled(b, loc, paddedTy, createScalar(b, loc, elem, 0.0))
              : createEmpty(b, loc, paddedTy);
-  SmallVector<OpFoldResult> off = idx({0, padding[0], padding[1], 0}),
-                            sz = idx({n, h, w, c}), ones = idx({1, 1, 1, 1});
+  SmallVector<OpFoldResult> off = idx(b, {0, padding[0], padding[1], 0}),
+                            sz = idx(b, {n, h, w, c}),
+                            ones = idx(b, {1, 1, 1, 1});
   Value interior = padded ? tensor::ExtractSliceOp::create(b, loc, interiorTy,
                                                            dest, off, sz, ones)
                                 .getResult()
@@ -421,21 +419,10 @@ static Value directNhwcConvolution(OpBuilder &b, Location loc, Value input,
   if (padded)
     x = tensor::InsertSliceOp::create(b, loc, x, dest, off, sz, ones);
 
-  auto transposed = [&](Value v, ArrayRef<int64_t> perm) {
-    ArrayRef<int64_t> s = getTensorType(v).getShape();
-    SmallVector<int64_t> shape;
-    for (int64_t p : perm)
-      shape.push_back(s[p]);
-    return Value(linalg::TransposeOp::create(
-                     b, loc, v,
-                     createEmpty(b, loc, RankedTensorType::get(shape, elem)),
-                     perm)
-                     ->getResult(0));
-  };
   auto back = weight.getDefiningOp<linalg::TransposeOp>();
   Value hwcf = back && back.getPermutation() == ArrayRef<int64_t>{3, 2, 0, 1}
                    ? Value(back.getInput())
-                   : transposed(weight, {2, 3, 1, 0});
+                   : transposeTensor(b, loc, weight, {2, 3, 1, 0});
   auto outTy = RankedTensorType::get({n, oh, ow, f}, elem);
   Value init =
       bias ? linalg::BroadcastOp::create(b, loc, bias,
@@ -447,7 +434,7 @@ static Value directNhwcConvolution(OpBuilder &b, Location loc, Value input,
                 b, loc, TypeRange{outTy}, ValueRange{x, hwcf}, ValueRange{init},
                 b.getI64TensorAttr(stride), b.getI64TensorAttr(dilation))
                 .getResult(0);
-  return transposed(r, {0, 3, 1, 2});
+  return transposeTensor(b, loc, r, {0, 3, 1, 2});
 }
 
 /// A depthwise 2-D convolution (groups = input = output channels) of an
@@ -467,20 +454,16 @@ static Value depthwiseConvolution(OpBuilder &b, Location loc, Value input,
   ArrayRef<int64_t> wS = getTensorType(weight).getShape();
   Type elem = getTensorType(init).getElementType();
   int64_t n = out[0], c = out[1], oh = out[2], ow = out[3];
-  auto idx = [&](ArrayRef<int64_t> v) {
-    return llvm::map_to_vector(
-        v, [&](int64_t x) -> OpFoldResult { return b.getIndexAttr(x); });
-  };
   SmallVector<Value> windows, weights;
   for (int64_t i = 0; i < wS[2]; ++i)
     for (int64_t j = 0; j < wS[3]; ++j) {
       windows.push_back(tensor::ExtractSliceOp::create(
           b, loc, RankedTensorType::get({n, c, oh, ow}, elem), input,
-          idx({0, 0, i * dilation[0], j * dilation[1]}), idx({n, c, oh, ow}),
-          idx({1, 1, stride[0], stride[1]})));
+          idx(b, {0, 0, i * dilation[0], j * dilation[1]}),
+          idx(b, {n, c, oh, ow}), idx(b, {1, 1, stride[0], stride[1]})));
       weights.push_back(tensor::ExtractSliceOp::create(
-          b, loc, RankedTensorType::get({c}, elem), weight, idx({0, 0, i, j}),
-          idx({c, 1, 1, 1}), idx({1, 1, 1, 1})));
+          b, loc, RankedTensorType::get({c}, elem), weight,
+          idx(b, {0, 0, i, j}), idx(b, {c, 1, 1, 1}), idx(b, {1, 1, 1, 1})));
     }
   AffineMap identity = b.getMultiDimIdentityMap(4);
   AffineMap channel = AffineMap::get(4, 0, {getAffineDimExpr(1, ctx)}, ctx);

@@ -31,21 +31,13 @@ struct ReshapeLowering : public OpConversionPattern<ReshapeOp> {
   }
 };
 
-static Value transpose(OpBuilder &b, Location loc, Value input,
-                       RankedTensorType resTy, ArrayRef<int64_t> perm) {
-  if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
-    return input;
-  Value init = createEmpty(b, loc, resTy);
-  return linalg::TransposeOp::create(b, loc, input, init, perm)->getResult(0);
-}
-
 struct PermuteLowering : public OpConversionPattern<PermuteOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(PermuteOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, transpose(rewriter, op.getLoc(), adaptor.getInput(),
-                                     op.getType(), op.getDims()));
+    rewriter.replaceOp(op, transposeTensor(rewriter, op.getLoc(),
+                                           adaptor.getInput(), op.getDims()));
     return success();
   }
 };
@@ -62,8 +54,8 @@ struct TransposeLowering : public OpConversionPattern<TransposeOp> {
     }
     auto perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
     std::swap(perm[op.getDim0()], perm[op.getDim1()]);
-    rewriter.replaceOp(op, transpose(rewriter, op.getLoc(), adaptor.getInput(),
-                                     op.getType(), perm));
+    rewriter.replaceOp(
+        op, transposeTensor(rewriter, op.getLoc(), adaptor.getInput(), perm));
     return success();
   }
 };

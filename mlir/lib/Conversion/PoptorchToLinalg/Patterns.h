@@ -77,6 +77,11 @@ Value createFilled(OpBuilder &b, Location loc, RankedTensorType type,
 Value reshapeTensor(OpBuilder &b, Location loc, Value v,
                     ArrayRef<int64_t> shape);
 
+/// linalg.transpose of `v` by `perm` (result dim i is input dim perm[i]);
+/// `v` itself for the identity permutation.
+Value transposeTensor(OpBuilder &b, Location loc, Value v,
+                      ArrayRef<int64_t> perm);
+
 /// Numpy broadcast of `v` to `shape` (linalg.broadcast after dropping the
 /// size-1 dims that broadcast).
 Value broadcastTensor(OpBuilder &b, Location loc, Value v,

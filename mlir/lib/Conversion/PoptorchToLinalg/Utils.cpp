@@ -148,6 +148,18 @@ Value mlir::poptorch::createFilled(OpBuilder &b, Location loc,
       .getResult(0);
 }
 
+Value mlir::poptorch::transposeTensor(OpBuilder &b, Location loc, Value v,
+                                      ArrayRef<int64_t> perm) {
+  if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
+    return v;
+  auto src = getTensorType(v);
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(src.getDimSize(p));
+  Value init = createEmpty(b, loc, src.clone(shape));
+  return linalg::TransposeOp::create(b, loc, v, init, perm)->getResult(0);
+}
+
 static SmallVector<ReassociationIndices> allInOne(int64_t rank) {
   ReassociationIndices all;
   for (int64_t i = 0; i < rank; ++i)
