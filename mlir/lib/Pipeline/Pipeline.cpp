@@ -23,6 +23,8 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 
+#include "llvm/TargetParser/Host.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <thread>
@@ -61,6 +63,13 @@ unsigned numWorkers() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
+/// The width of the host's vector registers: 512 with AVX-512, else 256
+/// (AVX2; x86-64 hosts without it still get correct, slower code).
+int64_t hostVectorBits() {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  return features.lookup("avx512f") ? 512 : 256;
+}
+
 /// The options of poptorch-tile-and-vectorize: min-parallel-cost, or the text
 /// of POPTORCH_TILE_OPTIONS when set (e.g. "min-parallel-cost=67108864
 /// pack-rhs=false"), for measuring the code generator's choices side by side
@@ -72,6 +81,8 @@ std::string tileAndVectorizeStage() {
       " min-program-parallel-cost=" + std::to_string(kMinProgramParallelCost);
   if (const char *env = std::getenv("POPTORCH_TILE_OPTIONS"))
     options = env;
+  if (options.find("vector-bits") == std::string::npos)
+    options += " vector-bits=" + std::to_string(hostVectorBits());
   return "builtin.module(poptorch-tile-and-vectorize{" + options +
          "}, canonicalize, cse)";
 }

@@ -5,15 +5,16 @@
 //
 // * Contractions (anything linalg::inferContractionDims accepts: matmul,
 //   batch_matmul, and generics with several m/batch dims) are tiled into
-//   register blocks (mr x nr accumulators, e.g. 8 x 32 f32 = 16 zmm) with
+//   register blocks (mr x nr accumulators: 8 x 32 f32 = 16 zmm with AVX-512,
+//   6 x 16 = 12 ymm with AVX2; the vector-bits option names the target) with
 //   their fill and a single elementwise consumer (bias, relu, ...) fused
 //   into the tile loops. The reduction is tiled by kt, every tile is
 //   vectorized, the accumulator transfers are hoisted out of the k loop and
 //   vector.contract is lowered to outer products (FMAs).
 // * Channels-last convolutions are tiled into register blocks of 8 output
-//   pixels by 32 output channels, the blocks of output channels outermost,
-//   with the window and blocks of 8 input channels as inner loops; NCHW
-//   convolutions and poolings to one output row and a block of output
+//   pixels by 32 output channels (AVX2: 6 by 16), the blocks of output channels
+//   outermost, with the window and blocks of 8 input channels as inner loops;
+//   NCHW convolutions and poolings to one output row and a block of output
 //   columns and channels. Both are decomposed to 1-D ops and vectorized.
 // * Every other linalg op (elementwise chains, transposes, reductions) is
 //   tiled to one vector-sized block of its innermost loop and vectorized.
@@ -60,8 +61,21 @@ using namespace mlir;
 
 namespace {
 
-/// f32 lanes of one AVX-512 register.
-constexpr int64_t kLanes = 16;
+/// The target's vector registers (the pass's vector-bits option), set for
+/// the duration of one run of the pass.
+struct VectorTarget {
+  /// f32 lanes of one register: 16 (AVX-512) or 8 (AVX2).
+  int64_t lanes = 16;
+  /// Rows of a contraction's register block (a block of output pixels for
+  /// a channels-last convolution). Its columns are two registers wide, so
+  /// that 2 x rows accumulators leave registers for the operands: 16 of 32
+  /// with AVX-512 (8 rows), 12 of 16 with AVX2 (6 rows).
+  int64_t rows = 8;
+  /// Whether the register file holds wider blocks for a short m (4 and 8
+  /// registers wide): AVX-512's 32 registers do, AVX2's 16 take 4 at most.
+  bool wide = true;
+};
+thread_local VectorTarget target;
 /// Largest vector (in elements) that one tile of a non-contraction op may
 /// use; bigger iteration spaces are tiled further.
 constexpr int64_t kMaxVectorElems = 4096;
@@ -385,13 +399,16 @@ std::optional<ContractionTiles> chooseContractionTiles(linalg::LinalgOp op) {
 
   unsigned mDim = dims->m.back(), nDim = dims->n.back(), kDim = dims->k.back();
   int64_t m = ranges[mDim], n = ranges[nDim], k = ranges[kDim];
-  // 32 columns (two zmm) by 8 rows keeps 16 accumulators in registers; short
-  // m (batch-1/8 linear layers) widens the block so that enough independent
-  // FMA chains hide the latency.
-  int64_t mr = std::min<int64_t>(m, 8);
-  int64_t nrWanted = mr >= 6 ? 32 : mr >= 3 ? 64 : 128;
+  // Two registers of columns by target.rows rows keeps 16 (AVX-512) or 12
+  // (AVX2) accumulators in registers; short m (batch-1/8 linear layers)
+  // widens the block so that enough independent FMA chains hide the latency.
+  int64_t lanes = target.lanes;
+  int64_t mr = std::min<int64_t>(m, target.rows);
+  int64_t nrWanted = mr >= 6   ? 2 * lanes
+                     : mr >= 3 ? (target.wide ? 4 : 2) * lanes
+                               : (target.wide ? 8 : 4) * lanes;
   int64_t nr = n <= nrWanted ? n : nrWanted;
-  if (n > nrWanted && n < nrWanted + kLanes)
+  if (n > nrWanted && n < nrWanted + target.lanes)
     nr = nrWanted; // avoid a sliver: one masked remainder tile
   int64_t kt = 1;
   for (int64_t c : {8, 4, 2})
@@ -797,9 +814,9 @@ void tileConvolution(RewriterBase &rewriter, linalg::LinalgOp op,
                      int64_t minParallelCost) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   auto owTile = [](int64_t ow) {
-    // Largest block of at most 32 that divides the width (no partial
-    // tiles: the 1-D conv vectorizer wants static shapes).
-    for (int64_t c = std::min<int64_t>(ow, 32); c > 1; --c)
+    // Largest block of at most two registers that divides the width (no
+    // partial tiles: the 1-D conv vectorizer wants static shapes).
+    for (int64_t c = std::min<int64_t>(ow, 2 * target.lanes); c > 1; --c)
       if (ow % c == 0)
         return c;
     return int64_t(1);
@@ -811,7 +828,7 @@ void tileConvolution(RewriterBase &rewriter, linalg::LinalgOp op,
   SmallVector<int64_t> sizes;
   if (isa<linalg::Conv2DNchwFchwOp>(op))
     sizes = {1,
-             std::min<int64_t>(ranges[1], 8),
+             std::min<int64_t>(ranges[1], target.lanes / 2),
              1,
              owTile(ranges[3]),
              cTile(ranges[4]),
@@ -820,21 +837,21 @@ void tileConvolution(RewriterBase &rewriter, linalg::LinalgOp op,
   else if (isa<linalg::Conv2DNgchwGfchwOp>(op))
     sizes = {1,
              1,
-             std::min<int64_t>(ranges[2], 8),
+             std::min<int64_t>(ranges[2], target.lanes / 2),
              1,
              owTile(ranges[4]),
              cTile(ranges[5]),
              1,
              0};
   else if (isa<linalg::Conv2DNhwcHwcfOp>(op)) {
-    // (n, oh, ow, f, kh, kw, c): a register block of 8 output pixels along
-    // the width by 32 output channels (16 zmm accumulators), over blocks of 8
-    // input channels. Blocks that do not divide leave a partial block,
-    // peeled off below.
+    // (n, oh, ow, f, kh, kw, c): a register block of target.rows output
+    // pixels along the width by two registers of output channels (AVX-512:
+    // 8 x 32, 16 accumulators), over blocks of 8 input channels. Blocks that
+    // do not divide leave a partial block, peeled off below.
     sizes = {1,
              1,
-             std::min<int64_t>(ranges[2], 8),
-             std::min<int64_t>(ranges[3], 32),
+             std::min<int64_t>(ranges[2], target.rows),
+             std::min<int64_t>(ranges[3], 2 * target.lanes),
              1,
              1,
              cTile(ranges[6])};
@@ -935,16 +952,17 @@ void tileGeneric(RewriterBase &rewriter, linalg::LinalgOp op,
   if (innerParallel >= 0) {
     int64_t r = ranges[innerParallel];
     int64_t budget = std::max<int64_t>(kMaxVectorElems / elems, 1);
-    int64_t want = std::min<int64_t>(4 * kLanes, budget);
+    int64_t want = std::min<int64_t>(4 * target.lanes, budget);
     // Whole rows when they fit; else a multiple of the lane count.
-    sizes[innerParallel] = r <= want ? 0 : roundUp(std::min(want, r), kLanes);
+    sizes[innerParallel] =
+        r <= want ? 0 : roundUp(std::min(want, r), target.lanes);
     if (sizes[innerParallel] >= r)
       sizes[innerParallel] = 0;
   }
   // A transposing read (an input whose fastest-varying dim is another loop
   // than the output's) would load each vector element from another cache
-  // line. Square kLanes x kLanes tiles instead read whole rows of the input
-  // and transpose them in registers (vector.transpose, shuffles).
+  // line. Square target.lanes x target.lanes tiles instead read whole rows of
+  // the input and transpose them in registers (vector.transpose, shuffles).
   if (innerParallel >= 0 && elems == 1)
     for (OpOperand *in : op.getDpsInputOperands()) {
       AffineMap map = op.getMatchingIndexingMap(in);
@@ -956,10 +974,11 @@ void tileGeneric(RewriterBase &rewriter, linalg::LinalgOp op,
       unsigned d = last.getPosition();
       if ((int)d == innerParallel ||
           iters[d] != utils::IteratorType::parallel ||
-          ranges[d] % kLanes != 0 || ranges[innerParallel] % kLanes != 0)
+          ranges[d] % target.lanes != 0 ||
+          ranges[innerParallel] % target.lanes != 0)
         continue;
-      sizes[d] = kLanes;
-      sizes[innerParallel] = kLanes;
+      sizes[d] = target.lanes;
+      sizes[innerParallel] = target.lanes;
       break;
     }
   if (llvm::none_of(sizes, [](int64_t s) { return s != 0; }))
@@ -1000,7 +1019,7 @@ void hoistAndLower(func::FuncOp func) {
         llvm::count_if(type.getShape(), [](int64_t s) { return s != 1; }) !=
             2 ||
         llvm::any_of(type.getShape(),
-                     [](int64_t s) { return s != 1 && s != kLanes; }))
+                     [](int64_t s) { return s != 1 && s != target.lanes; }))
       return;
     SmallVector<int64_t> perm, shape(type.getRank());
     for (AffineExpr e : map.getResults())
@@ -1044,6 +1063,14 @@ struct TileAndVectorizePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (vectorBits != 512 && vectorBits != 256) {
+      module.emitError() << "poptorch-tile-and-vectorize: vector-bits must "
+                            "be 512 (AVX-512) or 256 (AVX2), not "
+                         << int64_t(vectorBits);
+      return signalPassFailure();
+    }
+    target = vectorBits == 512 ? VectorTarget{16, 8, true}
+                               : VectorTarget{8, 6, false};
     IRRewriter rewriter(&getContext());
     int64_t parallelCost = minParallelCost;
     if (minProgramParallelCost > 0) {

@@ -3,6 +3,9 @@
 // vectorized elementwise ops.
 // RUN: poptorch-opt %s -split-input-file --poptorch-tile-and-vectorize --canonicalize --cse | FileCheck %s
 // RUN: poptorch-opt %s -split-input-file --poptorch-tile-and-vectorize=pack-rhs=false --canonicalize --cse | FileCheck %s --check-prefix=NOPACK
+// RUN: poptorch-opt %s -split-input-file --poptorch-tile-and-vectorize=vector-bits=256 --canonicalize --cse | FileCheck %s --check-prefix=AVX2
+// RUN: not poptorch-opt %s -split-input-file --poptorch-tile-and-vectorize=vector-bits=128 2>&1 | FileCheck %s --check-prefix=BADBITS
+// BADBITS: vector-bits must be 512 (AVX-512) or 256 (AVX2), not 128
 
 // An 8x32 accumulator block stays in registers across the k loop (k unrolled
 // by 8 into FMAs); bias + relu run on it before the single store. The column
@@ -20,6 +23,15 @@
 // CHECK: vector.transfer_write
 // CHECK-NOT: vector.transfer_write
 // CHECK: return
+// With AVX2's 16 registers the block is 6 rows by 16 columns (12
+// accumulators), 4 rows for the remainder of 16.
+// AVX2-LABEL: func.func @matmul_bias_relu
+// AVX2: scf.for {{.*}} step %c16
+// AVX2: scf.for {{.*}} to %c12 step %c6
+// AVX2: scf.for {{.*}} step %c8 iter_args(%{{.*}} = %{{.*}}) -> (vector<6x16xf32>)
+// AVX2-COUNT-48: vector.fma {{.*}} : vector<16xf32>
+// AVX2: arith.maximumf {{.*}} : vector<6x16xf32>
+// AVX2: -> (vector<4x16xf32>)
 func.func @matmul_bias_relu(%a: tensor<16x64xf32>, %b: tensor<64x64xf32>, %bias: tensor<64xf32>) -> tensor<16x64xf32> {
   %cst = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<16x64xf32>
