@@ -71,9 +71,9 @@ struct VectorTarget {
   /// that 2 x rows accumulators leave registers for the operands: 16 of 32
   /// with AVX-512 (8 rows), 12 of 16 with AVX2 (6 rows).
   int64_t rows = 8;
-  /// Whether the register file holds wider blocks for a short m (4 and 8
-  /// registers wide): AVX-512's 32 registers do, AVX2's 16 take 4 at most.
-  bool wide = true;
+  /// Vector registers: 32 (AVX-512) or 16 (AVX2). A block for a short m is
+  /// wider, within the same share of them.
+  int64_t registers = 32;
 };
 thread_local VectorTarget target;
 /// Largest vector (in elements) that one tile of a non-contraction op may
@@ -405,10 +405,10 @@ std::optional<ContractionTiles> chooseContractionTiles(linalg::LinalgOp op) {
   int64_t lanes = target.lanes;
   int64_t mr = std::min<int64_t>(m, target.rows);
   int64_t nrWanted = mr >= 6   ? 2 * lanes
-                     : mr >= 3 ? (target.wide ? 4 : 2) * lanes
-                               : (target.wide ? 8 : 4) * lanes;
+                     : mr >= 3 ? target.registers / 8 * lanes
+                               : target.registers / 4 * lanes;
   int64_t nr = n <= nrWanted ? n : nrWanted;
-  if (n > nrWanted && n < nrWanted + target.lanes)
+  if (n > nrWanted && n < nrWanted + lanes)
     nr = nrWanted; // avoid a sliver: one masked remainder tile
   int64_t kt = 1;
   for (int64_t c : {8, 4, 2})
@@ -809,7 +809,7 @@ bool isConvolutionLike(linalg::LinalgOp op) {
 /// conv_2d_ngchw_gfchw (n, g, f, oh, ow, c, kh, kw), pooling_nchw_*
 /// (n, c, oh, ow, kh, kw). A channels-last conv_2d_nhwc_hwcf (n, oh, ow, f,
 /// kh, kw, c) gets register blocks of 8 output pixels by 32 output channels
-/// instead, like a matmul's.
+/// (AVX2: 6 by 16) instead, like a matmul's.
 void tileConvolution(RewriterBase &rewriter, linalg::LinalgOp op,
                      int64_t minParallelCost) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -1069,8 +1069,8 @@ struct TileAndVectorizePass
                          << int64_t(vectorBits);
       return signalPassFailure();
     }
-    target = vectorBits == 512 ? VectorTarget{16, 8, true}
-                               : VectorTarget{8, 6, false};
+    target =
+        vectorBits == 512 ? VectorTarget{16, 8, 32} : VectorTarget{8, 6, 16};
     IRRewriter rewriter(&getContext());
     int64_t parallelCost = minParallelCost;
     if (minProgramParallelCost > 0) {
