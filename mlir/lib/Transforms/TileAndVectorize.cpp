@@ -81,17 +81,20 @@ thread_local VectorTarget target;
 constexpr int64_t kMaxVectorElems = 4096;
 
 /// B operands of contractions whose rows are at least this far apart get
-/// their column tiles packed (packRhsPanel). Measured on one core (thread CPU
-/// time, medians of 15-60 calls, 2026-11-29): 128x768 @ 768x16384 (rows 64
-/// KB apart) 66 -> 72 GFLOP/s, a 1x1 convolution's im2col B (12.5 KB) 84 ->
-/// 90, the 3x3 one's (12.5 KB) 79 -> 75, 512^3 (2 KB) 87 -> 78: the copy
-/// pays only where each k step of an unpacked panel would touch new pages.
-/// Re-measured in whole models after the buffer pool and the chunked row
-/// distribution (2026-11-30, side_by_side.py, medians of 12 calls, both
-/// cores): 16 KB -> 4 KB took ResNet-18 33.8 -> 32.2 ms (b8 238 -> 234),
-/// BERT 154 -> 148, MobileNetV2 14.3 -> 14.1; 1 KB was no better (BERT
-/// 157, GPT-2 248 against 4 KB's 153 and 238).
-constexpr int64_t kMinPackedRowBytes = 4096;
+/// their column tiles packed (packRhsPanel): unpacked, the k x nr panel is
+/// one cache line out of every row of B, and rows a power of two (or a small
+/// multiple of one) apart fall into a few cache sets, so that the panel that
+/// every row tile re-reads does not stay in L1 or even L2. Until 2026-12-01
+/// the panels of contractions split among the workers were never packed
+/// (their B was already a slice of the task's columns, which the check took
+/// for whole rows). Measured then on a Zen 3 host (AVX2, side_by_side.py,
+/// both cores, medians of 20 interleaved calls), unpacked -> packed with
+/// rows from 1 KB: 512^3 110 -> 148 GFLOP/s (torch 131), 128x768 @
+/// 768x16384 37 -> 105 (torch 76); BERT b1 216 -> 192 ms, GPT-2 375 -> 352.
+/// Rows from 4 KB (the old threshold, chosen while the bug hid the panels
+/// that matter) left 512^3 and BERT's 768-wide weights unpacked; from 0 B
+/// was no better than 1 KB (GPT-2 358 ms).
+constexpr int64_t kMinPackedRowBytes = 1024;
 
 /// Contractions whose reduction is at least this long, with an unpacked B,
 /// run their reduction in blocks (reductionBlock, tileBlockedReduction).
@@ -660,7 +663,16 @@ void packRhsPanel(RewriterBase &rewriter, linalg::LinalgOp tc,
                    : tensor::ExtractSliceOp();
   if (!slice || !slice.hasUnitStride())
     return;
-  auto srcTy = cast<RankedTensorType>(slice.getSourceType());
+  // The tensor that B is a slice of, through the slices of outer tilings
+  // (a parallel task's columns).
+  Value root = slice.getSource();
+  while (auto outer = root.getDefiningOp<tensor::ExtractSliceOp>()) {
+    if (!outer.hasUnitStride() ||
+        outer.getSourceType().getRank() != outer.getResultType().getRank())
+      break;
+    root = outer.getSource();
+  }
+  auto srcTy = cast<RankedTensorType>(root.getType());
   RankedTensorType sliceTy = slice.getResultType();
   // Only B rows at least kMinPackedRowBytes apart are worth the copy (see
   // there); whole rows are contiguous already.
@@ -673,26 +685,24 @@ void packRhsPanel(RewriterBase &rewriter, linalg::LinalgOp tc,
           kMinPackedRowBytes)
     return;
   // Hoist the slice (and the index arithmetic it needs) out of every row
-  // loop around it; the loops it depends on are the column/batch loops.
-  unsigned hoisted = 0;
+  // loop around it; the loops it depends on are the column/batch loops. It
+  // may be outside them already (made by an outer, parallel tiling).
   for (LoopLikeOpInterface loop : llvm::reverse(loops)) {
     if (!loop->isProperAncestor(slice))
       break;
-    // Reuse: the row loop must run more than once.
-    auto forOp = dyn_cast<scf::ForOp>(loop.getOperation());
-    if (!forOp)
-      break;
-    std::optional<int64_t> lb = getConstantIntValue(forOp.getLowerBound()),
-                           ub = getConstantIntValue(forOp.getUpperBound()),
-                           step = getConstantIntValue(forOp.getStep());
-    if (hoisted == 0 && (!lb || !ub || !step || *ub - *lb <= *step))
-      return;
     (void)moveLoopInvariantCode(loop);
     if (loop->isProperAncestor(slice))
       break;
-    ++hoisted;
   }
-  if (hoisted == 0)
+  // Reuse: a row loop around the contraction, and not around the slice,
+  // must run more than once.
+  if (llvm::none_of(loops, [&](LoopLikeOpInterface loop) {
+        auto forOp = dyn_cast<scf::ForOp>(loop.getOperation());
+        if (!forOp || forOp->isProperAncestor(slice))
+          return false;
+        std::optional<APInt> trips = forOp.getStaticTripCount();
+        return !trips || trips->getSExtValue() > 1;
+      }))
     return;
   // The panel: a copy of the slice into a fresh tensor, row by row (one
   // vector of nr columns each), used by the contraction instead of the slice.

@@ -4,6 +4,7 @@
 // RUN: poptorch-opt %s -split-input-file --poptorch-tile-and-vectorize --canonicalize --cse | FileCheck %s
 // RUN: poptorch-opt %s -split-input-file --poptorch-tile-and-vectorize=pack-rhs=false --canonicalize --cse | FileCheck %s --check-prefix=NOPACK
 // RUN: poptorch-opt %s -split-input-file --poptorch-tile-and-vectorize=vector-bits=256 --canonicalize --cse | FileCheck %s --check-prefix=AVX2
+// RUN: poptorch-opt %s -split-input-file --poptorch-tile-and-vectorize=min-parallel-cost=0 --canonicalize --cse | FileCheck %s --check-prefix=PAR
 // RUN: not poptorch-opt %s -split-input-file --poptorch-tile-and-vectorize=vector-bits=128 2>&1 | FileCheck %s --check-prefix=BADBITS
 // BADBITS: vector-bits must be 512 (AVX-512) or 256 (AVX2), not 128
 
@@ -116,9 +117,11 @@ func.func @conv(%x: tensor<1x3x10x10xf32>, %w: tensor<8x3x3x3xf32>, %init: tenso
 
 // -----
 
-// B rows 16 KB apart (4 KB or more): each column block's 64 x 32 panel of B is copied into
+// B rows 16 KB apart (1 KB or more): each column block's 64 x 32 panel of B is copied into
 // a contiguous buffer (one vector per row) before the row blocks that reuse
-// it, and the micro-kernel reads B from the panel.
+// it, and the micro-kernel reads B from the panel. Split among the workers
+// (PAR), each task packs the panel of its columns: B is then a slice of the
+// task's columns, whose own rows are only 32 wide.
 // CHECK-LABEL: func.func @matmul_packed_panel
 // CHECK: scf.for %[[J:.*]] = %c0 to %c4096 step %c32
 // CHECK: %[[E:.*]] = tensor.empty() : tensor<64x32xf32>
@@ -130,6 +133,13 @@ func.func @conv(%x: tensor<1x3x10x10xf32>, %w: tensor<8x3x3x3xf32>, %init: tenso
 // NOPACK-LABEL: func.func @matmul_packed_panel
 // NOPACK-NOT: tensor<64x32xf32>
 // NOPACK: vector.transfer_read {{.*}} : tensor<64x4096xf32>, vector<8x32xf32>
+// PAR-LABEL: func.func @matmul_packed_panel
+// PAR: scf.forall (%[[J:.*]]) = (0) to (4096) step (32)
+// PAR: %[[E:.*]] = tensor.empty() : tensor<64x32xf32>
+// PAR: %[[P:.*]] = scf.for %[[K:.*]] = %c0 to %c64 step %c1 iter_args(%[[A:.*]] = %[[E]])
+// PAR: vector.transfer_read %{{.*}}[%[[K]], %[[J]]]{{.*}} : tensor<64x4096xf32>, vector<1x32xf32>
+// PAR: scf.for {{.*}} = %c0 to %c16 step %c8
+// PAR: vector.transfer_read %[[P]]{{.*}} : tensor<64x32xf32>, vector<8x32xf32>
 func.func @matmul_packed_panel(%a: tensor<16x64xf32>, %b: tensor<64x4096xf32>) -> tensor<16x4096xf32> {
   %cst = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<16x4096xf32>
