@@ -29,6 +29,8 @@ MM_SHAPES = [
     ((256, 64), (64, 1100)),  # both cores, rows in chunks of register tiles, packed panels
     ((64, 3072), (3072, 96)),  # long reduction, unpacked B: blocks of 768 in each column task
     ((70, 4096), (4096, 100)),  # blocks of 512, partial row and column tiles
+    ((130, 64), (64, 1100)),  # no tile divides rows or columns: split, whole column tiles in parallel
+    ((100, 64), (64, 48)),  # one column tile: split, whole row tiles in parallel
 ]
 
 

@@ -522,6 +522,66 @@ bool tileBlockedReduction(RewriterBase &rewriter, linalg::LinalgOp op,
   return true;
 }
 
+void tileContraction(RewriterBase &rewriter, linalg::LinalgOp op,
+                     ContractionTiles tiles, int64_t minParallelCost);
+
+/// Splits `op` along a parallel loop that its register tile does not divide
+/// (GPT-2's 50257 vocabulary columns in tiles of 16 or 32, 128 rows in tiles
+/// of 6) into the whole tiles and the rest, and tiles each part on its own:
+/// the first can then run in parallel with static task shapes. The n loop
+/// is tried first, then the m loops, outermost last. Returns false, changing
+/// nothing, if no such loop has kMinParallelTrips whole tiles.
+bool splitForParallel(RewriterBase &rewriter, linalg::LinalgOp op,
+                      const ContractionTiles &tiles, int64_t minParallelCost) {
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims))
+    return false;
+  SmallVector<unsigned> candidates(dims->n.rbegin(), dims->n.rend());
+  candidates.append(dims->m.rbegin(), dims->m.rend());
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  for (unsigned d : candidates) {
+    int64_t t = tiles.parallel[d];
+    if (t <= 0 || ranges[d] % t == 0 || ranges[d] / t < kMinParallelTrips)
+      continue;
+    // The accumulator's fill is split too: each part fills its own slice of
+    // the destination, a producer that its tiles fuse (a slice of the whole
+    // fill would be filled in a pass of its own and read back).
+    auto fill = op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
+    if (fill && !fill->getResult(0).hasOneUse())
+      fill = nullptr;
+    rewriter.setInsertionPoint(op);
+    auto [whole, rest] =
+        linalg::splitOp(rewriter, cast<TilingInterface>(op.getOperation()), d,
+                        rewriter.getIndexAttr(ranges[d] / t * t));
+    if (!whole)
+      return false;
+    if (fill) {
+      rewriter.replaceAllUsesWith(fill->getResult(0), fill.getOutputs()[0]);
+      for (TilingInterface part : {whole, rest}) {
+        auto l = dyn_cast_or_null<linalg::LinalgOp>(part.getOperation());
+        if (!l)
+          continue;
+        OpOperand *init = l.getDpsInitOperand(0);
+        rewriter.setInsertionPoint(l);
+        auto partFill = linalg::FillOp::create(
+            rewriter, fill.getLoc(), fill.getInputs()[0], init->get());
+        rewriter.modifyOpInPlace(l, [&] { init->set(partFill.getResult(0)); });
+      }
+      rewriter.eraseOp(fill);
+    }
+    for (TilingInterface part : {whole, rest})
+      if (auto l = dyn_cast_or_null<linalg::LinalgOp>(part.getOperation()))
+        if (std::optional<ContractionTiles> partTiles =
+                chooseContractionTiles(l)) {
+          partTiles->packRhs = tiles.packRhs;
+          tileContraction(rewriter, l, *partTiles, minParallelCost);
+        }
+    return true;
+  }
+  return false;
+}
+
 /// Register-tiles `op`; an expensive one first gets a parallel loop over
 /// whole register tiles (with its fill and consumer), inside which the
 /// register tiling runs on the slice.
@@ -543,8 +603,11 @@ void tileContraction(RewriterBase &rewriter, linalg::LinalgOp op,
   }
   if (!dim)
     dim = pickParallelLoop(op, tiles.parallel);
-  if (!dim)
-    return tileContractionForRegisters(rewriter, op, tiles);
+  if (!dim) {
+    if (!splitForParallel(rewriter, op, tiles, minParallelCost))
+      tileContractionForRegisters(rewriter, op, tiles);
+    return;
+  }
 
   linalg::GenericOp consumer = getFusableConsumer(op);
   TilingInterface root = cast<TilingInterface>(op.getOperation());

@@ -213,3 +213,29 @@ func.func @conv3d_generic(%x: tensor<2x1x2x9x8x7xf32>, %w: tensor<1x4x2x2x2x2xf3
   } -> tensor<2x1x4x8x7x6xbf16>
   return %t : tensor<2x1x4x8x7x6xbf16>
 }
+
+// -----
+
+// A contraction that no register tile divides (20 rows in blocks of 8, a
+// 4113-column vocabulary head in blocks of 32) is split into its whole
+// column tiles, which run in parallel with static task shapes, and the
+// 17-column rest. Each part fills its own slice of the result inside its
+// tiles (the accumulator starts as a zero vector), with no pass of its own.
+// PAR-LABEL: func.func @matmul_split_for_parallel
+// PAR-NOT: linalg.fill
+// PAR: %[[E:.*]] = tensor.empty() : tensor<20x4113xf32>
+// PAR: %[[W:.*]] = tensor.extract_slice %[[E]][0, 0] [20, 4096]
+// PAR: %[[P:.*]] = scf.forall (%{{.*}}) = (0) to (4096) step (32) shared_outs(%{{.*}} = %[[W]])
+// PAR: vector.fma {{.*}} : vector<32xf32>
+// PAR: %[[I:.*]] = tensor.insert_slice %[[P]] into %[[E]][0, 0] [20, 4096]
+// PAR: tensor.extract_slice %[[I]][0, 4096] [20, 17]
+// PAR: vector.fma {{.*}} : vector<17xf32>
+// PAR-NOT: linalg.fill
+// PAR: return
+func.func @matmul_split_for_parallel(%a: tensor<20x64xf32>, %b: tensor<64x4113xf32>) -> tensor<20x4113xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<20x4113xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<20x4113xf32>) -> tensor<20x4113xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<20x64xf32>, tensor<64x4113xf32>) outs(%f : tensor<20x4113xf32>) -> tensor<20x4113xf32>
+  return %m : tensor<20x4113xf32>
+}
