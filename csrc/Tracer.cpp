@@ -435,8 +435,12 @@ public:
     bool logging = static_cast<bool>(traceSink());
     if (std::string_view(status) != "host" || logging)
       record.loc = tracer.sourceLocation();
+    // A wrapped number (the Python scalar of `x * 0.5`) is a scalar in the
+    // op's arguments as Python sees them (record.args), not an input.
     for (const c10::IValue &a : args)
       forEachTensor(a, [&](const at::Tensor &t) {
+        if (t.unsafeGetTensorImpl()->is_wrapped_number())
+          return;
         TracedValue *v = tracer.lookup(t);
         record.inputs.push_back(v ? v->value : -1);
         record.inputTypes.push_back(typeOf(t));

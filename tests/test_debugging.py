@@ -298,6 +298,19 @@ def test_bisection_finds_the_broken_op_and_writes_a_reproducer(
     assert ok, text
 
 
+class ScalarOperands(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(x * 0.5 + 1.0) - 2  # scalars reach aten as wrapped-number tensors
+
+
+def test_bisection_reruns_ops_with_python_scalar_operands(monkeypatch: pytest.MonkeyPatch) -> None:
+    x = torch.randn(4, 8)
+    assert not poptorch.bisect(ScalarOperands(), x).diverged
+    monkeypatch.setenv("POPTORCH_TEST_BREAK", "perturb:poptorch.relu")
+    report = poptorch.bisect(ScalarOperands(), x)
+    assert report.diverged and report.op == "aten::relu", report
+
+
 def test_bisection_option_runs_on_first_call(tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("POPTORCH_TEST_BREAK", "perturb:poptorch.relu")

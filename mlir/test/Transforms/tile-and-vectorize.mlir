@@ -239,3 +239,26 @@ func.func @matmul_split_for_parallel(%a: tensor<20x64xf32>, %b: tensor<64x4113xf
   %m = linalg.matmul ins(%a, %b : tensor<20x64xf32>, tensor<64x4113xf32>) outs(%f : tensor<20x4113xf32>) -> tensor<20x4113xf32>
   return %m : tensor<20x4113xf32>
 }
+
+// -----
+
+// A channels-last convolution packs the weights of each block of 32 output
+// channels (3 x 3 x 64 x 32, rows 512 channels apart in the filter) once,
+// before the loops over output pixels that reuse them.
+// CHECK-LABEL: func.func @conv_nhwc_packed_weights
+// CHECK: scf.for %[[F:.*]] = %c0 to %c512 step %c32
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<3x3x64x32xf32>
+// CHECK: %[[P:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[E]]) -> (tensor<3x3x64x32xf32>)
+// CHECK: vector.transfer_read %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %[[F]]]{{.*}} : tensor<3x3x64x512xf32>, vector<1x1x1x32xf32>
+// CHECK: scf.for {{.*}} = %c0 to %c7 step %c1
+// CHECK: vector.transfer_read %[[P]]{{.*}} : tensor<3x3x64x32xf32>, vector<1x8x32xf32>
+// NOPACK-LABEL: func.func @conv_nhwc_packed_weights
+// NOPACK-NOT: tensor<3x3x64x32xf32>
+// NOPACK: vector.transfer_read {{.*}} : tensor<3x3x64x512xf32>, vector<1x8x32xf32>
+func.func @conv_nhwc_packed_weights(%x: tensor<1x9x9x64xf32>, %w: tensor<3x3x64x512xf32>) -> tensor<1x7x7x512xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x7x7x512xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<1x7x7x512xf32>) -> tensor<1x7x7x512xf32>
+  %c = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x9x9x64xf32>, tensor<3x3x64x512xf32>) outs(%f : tensor<1x7x7x512xf32>) -> tensor<1x7x7x512xf32>
+  return %c : tensor<1x7x7x512xf32>
+}

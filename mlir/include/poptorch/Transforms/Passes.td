@@ -67,7 +67,9 @@ def PoptorchTileAndVectorize : Pass<"poptorch-tile-and-vectorize", "ModuleOp"> {
            "from a second thread, which would have to be scheduled for it">,
     Option<"packRhs", "pack-rhs", "bool", /*default=*/"true",
            "Copy the k x nr block of B that a column tile of a contraction "
-           "reads into a contiguous panel before the row tiles that reuse it">,
+           "reads (the weights of a block of output channels of a "
+           "channels-last convolution) into a contiguous panel before the "
+           "row tiles (pixel tiles) that reuse it">,
     Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"512",
            "Width of the target's vector registers: 512 (AVX-512: 16 f32 "
            "lanes, 32 registers) or 256 (AVX2: 8 lanes, 16 registers). It "
