@@ -110,6 +110,30 @@ constexpr int64_t kMinParallelTrips = 4;
 
 int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
+/// The tensor that `v` is a slice of, through the unit-stride, rank-keeping
+/// slices of the tilings around it (a parallel task's columns, a register
+/// tile); `v` itself if it is no such slice.
+Value sliceSource(Value v) {
+  while (auto slice = v.getDefiningOp<tensor::ExtractSliceOp>()) {
+    if (!slice.hasUnitStride() ||
+        slice.getSourceType().getRank() != slice.getResultType().getRank())
+      break;
+    v = slice.getSource();
+  }
+  return v;
+}
+
+/// The scf.for loops around `op` that `inside` accepts, outermost first
+/// (the tile loops made around it, up to the first loop that is not).
+SmallVector<LoopLikeOpInterface>
+tileLoopsAround(Operation *op, llvm::function_ref<bool(Operation *)> inside) {
+  SmallVector<LoopLikeOpInterface> loops;
+  for (auto loop = op->getParentOfType<scf::ForOp>(); loop && inside(loop);
+       loop = loop->getParentOfType<scf::ForOp>())
+    loops.insert(loops.begin(), loop);
+  return loops;
+}
+
 bool hasStaticLoops(linalg::LinalgOp op) {
   return llvm::none_of(op.getStaticLoopRanges(), ShapedType::isDynamic);
 }
@@ -485,10 +509,7 @@ int64_t reductionBlock(linalg::LinalgOp op) {
     if (llvm::any_of(dims->m,
                      [&](unsigned d) { return map.isFunctionOfDim(d); }))
       continue;
-    Value b = in->get();
-    if (auto slice = b.getDefiningOp<tensor::ExtractSliceOp>())
-      b = slice.getSource();
-    auto ty = dyn_cast<RankedTensorType>(b.getType());
+    auto ty = dyn_cast<RankedTensorType>(sliceSource(in->get()).getType());
     if (!ty || ty.getRank() < 2 || ty.isDynamicDim(ty.getRank() - 1) ||
         !ty.getElementType().isIntOrFloat() ||
         ty.getShape().back() * ty.getElementType().getIntOrFloatBitWidth() /
@@ -556,27 +577,27 @@ bool splitForParallel(RewriterBase &rewriter, linalg::LinalgOp op,
                         rewriter.getIndexAttr(ranges[d] / t * t));
     if (!whole)
       return false;
-    if (fill) {
+    if (fill)
       rewriter.replaceAllUsesWith(fill->getResult(0), fill.getOutputs()[0]);
-      for (TilingInterface part : {whole, rest}) {
-        auto l = dyn_cast_or_null<linalg::LinalgOp>(part.getOperation());
-        if (!l)
-          continue;
+    for (TilingInterface part : {whole, rest}) {
+      auto l = dyn_cast_or_null<linalg::LinalgOp>(part.getOperation());
+      if (!l)
+        continue;
+      if (fill) {
         OpOperand *init = l.getDpsInitOperand(0);
         rewriter.setInsertionPoint(l);
         auto partFill = linalg::FillOp::create(
             rewriter, fill.getLoc(), fill.getInputs()[0], init->get());
         rewriter.modifyOpInPlace(l, [&] { init->set(partFill.getResult(0)); });
       }
-      rewriter.eraseOp(fill);
+      if (std::optional<ContractionTiles> partTiles =
+              chooseContractionTiles(l)) {
+        partTiles->packRhs = tiles.packRhs;
+        tileContraction(rewriter, l, *partTiles, minParallelCost);
+      }
     }
-    for (TilingInterface part : {whole, rest})
-      if (auto l = dyn_cast_or_null<linalg::LinalgOp>(part.getOperation()))
-        if (std::optional<ContractionTiles> partTiles =
-                chooseContractionTiles(l)) {
-          partTiles->packRhs = tiles.packRhs;
-          tileContraction(rewriter, l, *partTiles, minParallelCost);
-        }
+    if (fill)
+      rewriter.eraseOp(fill);
     return true;
   }
   return false;
@@ -716,14 +737,7 @@ void packPanel(RewriterBase &rewriter, linalg::LinalgOp op, OpOperand *operand,
     return;
   // The tensor that the block is a slice of, through the slices of outer
   // tilings (a parallel task's columns).
-  Value root = slice.getSource();
-  while (auto outer = root.getDefiningOp<tensor::ExtractSliceOp>()) {
-    if (!outer.hasUnitStride() ||
-        outer.getSourceType().getRank() != outer.getResultType().getRank())
-      break;
-    root = outer.getSource();
-  }
-  auto srcTy = cast<RankedTensorType>(root.getType());
+  auto srcTy = cast<RankedTensorType>(sliceSource(slice.getSource()).getType());
   RankedTensorType sliceTy = slice.getResultType();
   // Only rows at least kMinPackedRowBytes apart are worth the copy (see
   // there); whole rows are contiguous already.
@@ -854,14 +868,8 @@ void tileContractionForRegisters(RewriterBase &rewriter, linalg::LinalgOp op,
   };
   for (Operation *op : contractions) {
     auto tiledContraction = cast<linalg::LinalgOp>(op);
-    if (tiles.packRhs) {
-      // Its tile loops, outermost first.
-      SmallVector<LoopLikeOpInterface> enclosing;
-      for (auto loop = op->getParentOfType<scf::ForOp>(); loop && inNest(loop);
-           loop = loop->getParentOfType<scf::ForOp>())
-        enclosing.insert(enclosing.begin(), loop);
-      packRhsPanel(rewriter, tiledContraction, enclosing);
-    }
+    if (tiles.packRhs)
+      packRhsPanel(rewriter, tiledContraction, tileLoopsAround(op, inNest));
     scf::SCFTilingOptions kOptions;
     kOptions.setTileSizes(asIndexAttrs(rewriter, tiles.reduction));
     rewriter.setInsertionPoint(tiledContraction);
@@ -995,15 +1003,12 @@ void tileConvolution(RewriterBase &rewriter, linalg::LinalgOp op,
       // apart; packed even from F = 64 (rows 256 bytes apart) they stay in
       // cache: ResNet-18 b8 348 -> 244 ms on an AVX2 host, against 266 ms
       // with kMinPackedRowBytes (F from 256).
-      if (nhwc && packRhs) {
-        SmallVector<LoopLikeOpInterface> enclosing;
-        for (auto loop = block->getParentOfType<scf::ForOp>();
-             loop && nest->isAncestor(loop);
-             loop = loop->getParentOfType<scf::ForOp>())
-          enclosing.insert(enclosing.begin(), loop);
-        packPanel(rewriter, block, block.getDpsInputOperand(1), enclosing,
-                  /*minRowBytes=*/0);
-      }
+      if (nhwc && packRhs)
+        packPanel(
+            rewriter, block, block.getDpsInputOperand(1),
+            tileLoopsAround(
+                block, [&](Operation *loop) { return nest->isAncestor(loop); }),
+            /*minRowBytes=*/0);
       (void)tileSequentially(rewriter, block, reductionSizes);
     }
     // Decompose the tiled 2-D ops into 1-D ones (drops the unit kh/oh dims).
