@@ -12,7 +12,7 @@ namespace poptorch {
 
 namespace {
 
-constexpr char kMagic[] = "poptorch-meta-cache 1\n";
+constexpr char kMagic[] = "poptorch-meta-cache 2\n";
 constexpr int64_t kMaxEntries = 100000;
 
 void putInt(std::string &out, int64_t i) {
@@ -68,11 +68,11 @@ bool appendKey(const c10::IValue &v, std::string &key) {
     for (int64_t d : t.strides())
       putInt(key, d);
     if (t.unsafeGetTensorImpl()->is_wrapped_number()) {
-      if (t.is_complex())
-        return false;
+      // The value's bytes (its dtype is in the key already): read directly,
+      // not through item(), which dispatches a host op per traced op.
       key.push_back('w');
-      double value = t.item<double>();
-      key.append(reinterpret_cast<const char *>(&value), sizeof value);
+      key.append(static_cast<const char *>(t.const_data_ptr()),
+                 t.element_size());
     }
     return true;
   }

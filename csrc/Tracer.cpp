@@ -142,6 +142,24 @@ bool isIpu(const at::Tensor &t) {
   return t.defined() && t.device().type() == c10::DeviceType::IPU;
 }
 
+/// The value of a wrapped number (a Python scalar that takes part in an op as
+/// a 0-d CPU tensor), read without dispatching a host op.
+c10::Scalar wrappedNumberValue(const at::Tensor &t) {
+  const void *p = t.const_data_ptr();
+  switch (t.scalar_type()) {
+  case at::kDouble:
+    return *static_cast<const double *>(p);
+  case at::kLong:
+    return *static_cast<const int64_t *>(p);
+  case at::kBool:
+    return *static_cast<const bool *>(p);
+  case at::kComplexDouble:
+    return *static_cast<const c10::complex<double> *>(p);
+  default:
+    return t.item();
+  }
+}
+
 template <typename Fn> void forEachTensor(const c10::IValue &v, Fn &&fn) {
   if (v.isTensor()) {
     fn(v.toTensor());
@@ -330,8 +348,30 @@ ValueId Tracer::valueOf(const at::Tensor &t,
     return builder.addOp("poptorch.cast", {{e->value}}, {}, {to},
                          sourceLocation())[0];
   }
+  // A Python scalar (`x * 0.5`) is converted without a host tensor op: at one
+  // per traced op, the dispatch of `.to()` was a quarter of the capture time.
+  if (t.unsafeGetTensorImpl()->is_wrapped_number())
+    return scalarConstant(wrappedNumberValue(t), want, opName);
   at::Tensor host = constantOf(t).to(want).contiguous();
   return builder.addConstant(tensorTypeOf(host, opName), host.data_ptr());
+}
+
+ValueId Tracer::scalarConstant(const c10::Scalar &v, at::ScalarType dtype,
+                               const std::string &opName) {
+  if (v.isComplex() || at::isComplexType(dtype)) {
+    at::Tensor s =
+        at::scalar_tensor(v, at::TensorOptions().dtype(v.type())).to(dtype);
+    return builder.addConstant(tensorTypeOf(s, opName), s.data_ptr());
+  }
+  alignas(8) unsigned char bytes[8];
+  AT_DISPATCH_ALL_TYPES_AND3(
+      at::kHalf, at::kBFloat16, at::kBool, dtype, "scalarConstant", [&] {
+        scalar_t c = v.isFloatingPoint() ? c10::convert<scalar_t>(v.toDouble())
+                     : v.isBoolean()     ? c10::convert<scalar_t>(v.toBool())
+                                         : c10::convert<scalar_t>(v.toLong());
+        std::memcpy(bytes, &c, sizeof(c));
+      });
+  return builder.addConstant(TensorType{{}, elemTypeOf(dtype, opName)}, bytes);
 }
 
 //===----------------------------------------------------------------------===//
@@ -761,25 +801,8 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
     operandDtype = at::native::result_type(state);
   }
   auto scalarOperand = [&](const c10::Scalar &v) {
-    // Converted like eager's kernels convert scalars: the cast of a tensor
-    // copy, which wraps (int8 + 300 adds 44), not the checked Scalar::to.
-    at::ScalarType dtype = operandDtype.value_or(firstOut.scalar_type());
-    if (v.isComplex() || at::isComplexType(dtype)) {
-      at::Tensor s =
-          at::scalar_tensor(v, at::TensorOptions().dtype(v.type())).to(dtype);
-      return builder.addConstant(tensorTypeOf(s, opName), s.data_ptr());
-    }
-    alignas(8) unsigned char bytes[8];
-    AT_DISPATCH_ALL_TYPES_AND3(
-        at::kHalf, at::kBFloat16, at::kBool, dtype, "scalarOperand", [&] {
-          scalar_t c = v.isFloatingPoint()
-                           ? c10::convert<scalar_t>(v.toDouble())
-                       : v.isBoolean() ? c10::convert<scalar_t>(v.toBool())
-                                       : c10::convert<scalar_t>(v.toLong());
-          std::memcpy(bytes, &c, sizeof(c));
-        });
-    return builder.addConstant(TensorType{{}, elemTypeOf(dtype, opName)},
-                               bytes);
+    return scalarConstant(v, operandDtype.value_or(firstOut.scalar_type()),
+                          opName);
   };
 
   // Identity ops: the result is the (first) operand's value.

@@ -174,6 +174,11 @@ private:
   ValueId valueOf(const at::Tensor &t, std::optional<at::ScalarType> dtype,
                   const std::string &opName);
   at::Tensor constantOf(const at::Tensor &t);
+  /// A constant scalar holding `v` converted to `dtype` the way eager's
+  /// kernels convert scalars (the cast of a tensor copy, which wraps: int8 +
+  /// 300 adds 44, not the checked Scalar::to).
+  ValueId scalarConstant(const c10::Scalar &v, at::ScalarType dtype,
+                         const std::string &opName);
   poptorch_bridge::SourceLoc sourceLocation() const;
   std::string describe(const poptorch_bridge::SourceLoc &loc) const;
   [[noreturn]] void fail(const std::string &opName,

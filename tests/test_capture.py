@@ -72,6 +72,45 @@ def test_python_scalars_and_captured_tensors_become_constants():
     assert "poptorch.constant dense<5.000000e-01>" in graph.mlir
 
 
+def test_repeated_python_scalars_share_one_constant():
+    def f(x):
+        for _ in range(5):
+            x = (x + 0.5) * 2
+        return x
+
+    graph = poptorch.trace(f, torch.randn(2, 3))
+    constants = re.findall(r"poptorch\.constant dense<([^>]*)>", graph.mlir)
+    assert sorted(constants) == ["2.000000e+00", "5.000000e-01"], constants
+    assert dialect_ops(graph.mlir).count("poptorch.mul") == 5
+    check(f, torch.randn(2, 3))
+
+
+def test_python_scalars_convert_like_eager_kernels():
+    # Read straight from the wrapped number, converted as eager converts it:
+    # int8 + 300 wraps, a float scalar rounds to the tensor's dtype.
+    for dtype, scalar in ((torch.int8, 300), (torch.float16, 1.0001), (torch.bfloat16, 3.3),
+                          (torch.int32, True), (torch.float32, 2**40 + 1)):
+        x = torch.arange(4).to(dtype)
+        check(lambda t, s=scalar: t + s, x)
+        check(lambda t, s=scalar: t * s, x)
+
+
+def test_scalar_constants_are_made_per_block():
+    class TwoBlocks(torch.nn.Module):
+        def forward(self, x):
+            with poptorch.Block("first", ipu_id=0):
+                x = x * 0.5
+            with poptorch.Block("second", ipu_id=1):
+                x = x * 0.5
+            return x
+
+    graph = poptorch.trace(TwoBlocks(), torch.randn(2, 3))
+    halves = [line for line in graph.mlir.splitlines()
+              if "poptorch.constant {" in line and "dense<5.000000e-01>" in line]
+    assert len(halves) == 2, halves
+    assert 'poptorch.block = "first"' in halves[0] and 'poptorch.block = "second"' in halves[1]
+
+
 def test_constant_subgraphs_are_folded_at_trace_time():
     def f(x):
         table = torch.arange(6.0).reshape(2, 3).exp().sum(0)  # all constant

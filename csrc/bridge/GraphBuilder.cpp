@@ -19,6 +19,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstring>
+#include <map>
+#include <optional>
 
 using namespace mlir;
 
@@ -107,6 +109,10 @@ struct GraphBuilder::Impl {
   std::string diagnostics;
   std::unique_ptr<ScopedDiagnosticHandler> handler;
   std::vector<std::pair<std::string, AttrValue>> stamp;
+  /// Scalar constants made since the stamp last changed, by element type and
+  /// bits: a model's Python scalars (`x * 0.5`, add's alpha) repeat, and
+  /// each is one op of the function's body however often it is used.
+  std::map<std::pair<ElemType, uint64_t>, ValueId> scalars;
 
   Impl() {
     ctx.loadDialect<func::FuncDialect, poptorch::PoptorchDialect>();
@@ -185,10 +191,21 @@ ValueId GraphBuilder::addArgument(const TensorType &type,
 }
 
 ValueId GraphBuilder::addConstant(const TensorType &type, const void *data) {
-  RankedTensorType ty = impl->tensorType(type);
   size_t es = elemSize(type.dtype);
   int64_t n = type.numel();
   const char *bytes = static_cast<const char *>(data);
+  std::optional<std::pair<ElemType, uint64_t>> scalarKey;
+  if (type.shape.empty() && es <= sizeof(uint64_t)) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, bytes, es);
+    if (type.dtype == ElemType::Bool)
+      bits = bits != 0;
+    scalarKey = {type.dtype, bits};
+    auto it = impl->scalars.find(*scalarKey);
+    if (it != impl->scalars.end())
+      return it->second;
+  }
+  RankedTensorType ty = impl->tensorType(type);
   bool splat = n > 0;
   for (int64_t i = 1; i < n && splat; ++i)
     splat = std::memcmp(bytes, bytes + i * es, es) == 0;
@@ -208,12 +225,16 @@ ValueId GraphBuilder::addConstant(const TensorType &type, const void *data) {
                                          cast<ElementsAttr>(value));
   for (auto &[attrName, v] : impl->stamp)
     op->setAttr(attrName, impl->attr(v));
-  return impl->add(op.getResult());
+  ValueId id = impl->add(op.getResult());
+  if (scalarKey)
+    impl->scalars.emplace(*scalarKey, id);
+  return id;
 }
 
 void GraphBuilder::setStamp(
     std::vector<std::pair<std::string, AttrValue>> attrs, bool backfill) {
   impl->stamp = std::move(attrs);
+  impl->scalars.clear(); // constants carry the stamp of their block
   if (!backfill || impl->stamp.empty())
     return;
   for (Operation &op : *impl->body) {
