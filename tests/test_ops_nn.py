@@ -26,6 +26,7 @@ CONV_CASES = [
     (1, 4, 4, 3, dict(stride=2, dilation=2, groups=4)),
     (2, 4, 6, 3, dict(stride=2, padding=(1, 2))),
     (2, 4, 6, (2, 3), dict(dilation=(2, 1), groups=2)),
+    (2, 4, 4, 3, dict(padding=1, stride=(1, 2), groups=4)),  # depthwise, with bias
     (3, 2, 4, 2, dict(padding=1)),
     (3, 4, 4, (1, 2, 3), dict(stride=(1, 2, 1), groups=2, dilation=(1, 1, 2))),
 ]
@@ -74,6 +75,15 @@ def test_conv2d_integer(dtype):
     x = sample((1, 2, 5, 5), dtype, low=-3, high=4)
     w = sample((3, 2, 2, 2), dtype, low=-3, high=4)
     check(lambda x, w: F.conv2d(x, w, padding=1), x, w)
+
+
+@dtypes(FLOAT_DTYPES + SIGNED_DTYPES)
+def test_depthwise_conv2d_without_bias(dtype):
+    # The sum starts from the first tap's product (no zero-filled init).
+    low, high = (-3, 4) if not dtype.is_floating_point else (-1, 1)
+    x = sample((2, 3, 6, 5), dtype, low=low, high=high)
+    w = sample((3, 1, 3, 2), dtype, low=low, high=high)
+    check(lambda x, w: F.conv2d(x, w, padding=(1, 0), groups=3), x, w, **tol(dtype))
 
 
 def test_conv_modules():

@@ -124,3 +124,46 @@ func.func @conv_channels_last(%x: tensor<1x8x16x16xf32>, %w: tensor<3x3x8x16xf32
   %1 = poptorch.convolution %x, %0 bias %b {stride = array<i64: 1>, padding = array<i64: 1>, dilation = array<i64: 1>} : (tensor<1x8x16x16xf32>, tensor<16x8x3x3xf32>, tensor<16xf32>) -> tensor<1x16x16x16xf32>
   return %1 : tensor<1x16x16x16xf32>
 }
+
+// -----
+
+// Depthwise (groups = channels): one elementwise generic over the output
+// whose body is the sum of the 2x2 taps (windows x per-channel weights),
+// started from the bias (or the first product). Its init is never read, so
+// elementwise fusion does not keep the convolution's own result beside the
+// fused one (a zero fill, a copy and a dead store of the activation).
+// CHECK-LABEL: func.func @depthwise
+// CHECK-NOT: linalg.fill
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<1x3x4x4xf32>
+// CHECK: linalg.generic {{.*}} outs(%[[E]] : tensor<1x3x4x4xf32>)
+// CHECK-NEXT: ^bb0(%[[X0:[^:]*]]: f32, %{{[^:]*}}: f32, %{{[^:]*}}: f32, %{{[^:]*}}: f32, %[[W0:[^:]*]]: f32, %{{[^:]*}}: f32, %{{[^:]*}}: f32, %{{[^:]*}}: f32, %{{[^:]*}}: f32):
+// CHECK-NEXT: %[[P0:.*]] = arith.mulf %[[X0]], %[[W0]] : f32
+// CHECK-NEXT: %[[P1:.*]] = arith.mulf
+// CHECK-NEXT: %[[S1:.*]] = arith.addf %[[P0]], %[[P1]] : f32
+// CHECK-NEXT: %[[P2:.*]] = arith.mulf
+// CHECK-NEXT: %[[S2:.*]] = arith.addf %[[S1]], %[[P2]] : f32
+// CHECK-NEXT: %[[P3:.*]] = arith.mulf
+// CHECK-NEXT: %[[S3:.*]] = arith.addf %[[S2]], %[[P3]] : f32
+// CHECK-NEXT: linalg.yield %[[S3]] : f32
+// CHECK-LABEL: func.func @depthwise_bias
+// CHECK-NOT: linalg.fill
+// CHECK-NOT: linalg.broadcast
+// CHECK: linalg.generic {{.*}} ins({{.*}} : {{.*}}tensor<3xf32>, tensor<3xf32>) outs(%{{.*}} : tensor<1x3x4x4xf32>)
+// CHECK-NEXT: ^bb0({{.*}}%[[B:[^:]*]]: f32, %{{[^:]*}}: f32):
+// CHECK-NEXT: %[[P0:.*]] = arith.mulf
+// CHECK-NEXT: %[[S0:.*]] = arith.addf %[[B]], %[[P0]] : f32
+// CHECK-NEXT: %[[P1:.*]] = arith.mulf
+// CHECK-NEXT: %[[S1:.*]] = arith.addf %[[S0]], %[[P1]] : f32
+// CHECK-NEXT: %[[P2:.*]] = arith.mulf
+// CHECK-NEXT: %[[S2:.*]] = arith.addf %[[S1]], %[[P2]] : f32
+// CHECK-NEXT: %[[P3:.*]] = arith.mulf
+// CHECK-NEXT: %[[S3:.*]] = arith.addf %[[S2]], %[[P3]] : f32
+// CHECK-NEXT: linalg.yield %[[S3]] : f32
+func.func @depthwise(%x: tensor<1x3x5x5xf32>, %w: tensor<3x1x2x2xf32>) -> tensor<1x3x4x4xf32> {
+  %0 = poptorch.convolution %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 3 : i64} : (tensor<1x3x5x5xf32>, tensor<3x1x2x2xf32>) -> tensor<1x3x4x4xf32>
+  return %0 : tensor<1x3x4x4xf32>
+}
+func.func @depthwise_bias(%x: tensor<1x3x5x5xf32>, %w: tensor<3x1x2x2xf32>, %b: tensor<3xf32>) -> tensor<1x3x4x4xf32> {
+  %0 = poptorch.convolution %x, %w bias %b {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 3 : i64} : (tensor<1x3x5x5xf32>, tensor<3x1x2x2xf32>, tensor<3xf32>) -> tensor<1x3x4x4xf32>
+  return %0 : tensor<1x3x4x4xf32>
+}

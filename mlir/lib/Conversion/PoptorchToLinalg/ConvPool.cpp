@@ -438,21 +438,25 @@ static Value directNhwcConvolution(OpBuilder &b, Location loc, Value input,
 }
 
 /// A depthwise 2-D convolution (groups = input = output channels) of an
-/// already padded input (N, C, Hp, Wp) with weight (C, 1, KH, KW) into
-/// `init` (N, C, OH, OW): one elementwise linalg.generic over the output
-/// whose operands are the KH*KW strided input windows (one per kernel
-/// offset) and the KH*KW per-channel weights. Every map is a projected
-/// permutation, so the op vectorizes along the output width like any
-/// elementwise op, and the following batch norm and activation fuse into
-/// it.
+/// already padded input (N, C, Hp, Wp) with weight (C, 1, KH, KW) and an
+/// optional per-channel `bias` (C) into a new tensor of type `outTy` (N, C,
+/// OH, OW): one elementwise linalg.generic over the output whose operands
+/// are the KH*KW strided input windows (one per kernel offset), the KH*KW
+/// per-channel weights and the bias. Every map is a projected permutation,
+/// so the op vectorizes along the output width like any elementwise op, and
+/// the following batch norm and activation fuse into it. Its init is never
+/// read: a zero-filled init that the sum started from made the fused op keep
+/// the convolution's own result too (a fill, a copy and a dead store of the
+/// whole activation per call).
 static Value depthwiseConvolution(OpBuilder &b, Location loc, Value input,
-                                  Value weight, Value init,
+                                  Value weight, Value bias,
+                                  RankedTensorType outTy,
                                   ArrayRef<int64_t> stride,
                                   ArrayRef<int64_t> dilation) {
   MLIRContext *ctx = b.getContext();
-  ArrayRef<int64_t> out = getTensorType(init).getShape();
+  ArrayRef<int64_t> out = outTy.getShape();
   ArrayRef<int64_t> wS = getTensorType(weight).getShape();
-  Type elem = getTensorType(init).getElementType();
+  Type elem = outTy.getElementType();
   int64_t n = out[0], c = out[1], oh = out[2], ow = out[3];
   SmallVector<Value> windows, weights;
   for (int64_t i = 0; i < wS[2]; ++i)
@@ -469,17 +473,29 @@ static Value depthwiseConvolution(OpBuilder &b, Location loc, Value input,
   AffineMap channel = AffineMap::get(4, 0, {getAffineDimExpr(1, ctx)}, ctx);
   SmallVector<AffineMap> maps(windows.size(), identity);
   maps.append(weights.size(), channel);
-  maps.push_back(identity);
   SmallVector<Value> ins(windows);
   ins.append(weights);
+  if (bias) {
+    ins.push_back(bias);
+    maps.push_back(channel);
+  }
+  maps.push_back(identity);
   int64_t taps = windows.size();
   return linalg::GenericOp::create(
-             b, loc, TypeRange{init.getType()}, ins, ValueRange{init}, maps,
+             b, loc, TypeRange{outTy}, ins,
+             ValueRange{createEmpty(b, loc, outTy)}, maps,
              SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
              [&](OpBuilder &nb, Location nloc, ValueRange args) {
-               Value acc = args.back();
-               for (int64_t t = 0; t < taps; ++t)
-                 acc = multiplyAdd(nb, nloc, args[t], args[taps + t], acc);
+               Value acc = bias ? args[2 * taps] : Value();
+               for (int64_t t = 0; t < taps; ++t) {
+                 Value x = args[t], w = args[taps + t];
+                 if (acc)
+                   acc = multiplyAdd(nb, nloc, x, w, acc);
+                 else if (isa<FloatType>(elem))
+                   acc = arith::MulFOp::create(nb, nloc, x, w);
+                 else
+                   acc = arith::MulIOp::create(nb, nloc, x, w);
+               }
                linalg::YieldOp::create(nb, nloc, acc);
              })
       .getResult(0);
@@ -617,6 +633,24 @@ struct ConvolutionLowering : public OpConversionPattern<ConvolutionOp> {
       rewriter.replaceOp(op, castTensor(rewriter, loc, r, elem));
       return success();
     }
+    ArrayRef<int64_t> wShape = getTensorType(weight).getShape();
+    if (groups > 1 && groups == o && wShape[1] == 1 && spatial <= 2 &&
+        getTensorType(input).getShape()[1] == groups &&
+        ShapedType::getNumElements(ks) <= 25 && resTy.getNumElements() > 0) {
+      // Depthwise, as an elementwise op over the output.
+      SmallVector<int64_t> shape4(accTy.getShape());
+      if (spatial == 1)
+        shape4.insert(shape4.begin() + 2, 1);
+      Value bias = adaptor.getBias()
+                       ? castTensor(rewriter, loc, adaptor.getBias(), acc)
+                       : Value();
+      Value r = depthwiseConvolution(rewriter, loc, as4d(input), as4d(weight),
+                                     bias, RankedTensorType::get(shape4, acc),
+                                     stride2, dilation2);
+      r = reshapeTensor(rewriter, loc, r, accTy.getShape());
+      rewriter.replaceOp(op, castTensor(rewriter, loc, r, elem));
+      return success();
+    }
     Value init;
     if (Value bias = adaptor.getBias()) {
       SmallVector<int64_t> dims = {0};
@@ -629,19 +663,8 @@ struct ConvolutionLowering : public OpConversionPattern<ConvolutionOp> {
     } else {
       init = createFilled(rewriter, loc, accTy, zero);
     }
-    ArrayRef<int64_t> wShape = getTensorType(weight).getShape();
-    Value result;
-    if (groups > 1 && groups == o && wShape[1] == 1 && spatial <= 2 &&
-        getTensorType(input).getShape()[1] == groups &&
-        ShapedType::getNumElements(ks) <= 25 && resTy.getNumElements() > 0) {
-      // Depthwise, as an elementwise op over the output.
-      result = depthwiseConvolution(rewriter, loc, as4d(input), as4d(weight),
-                                    as4d(init), stride2, dilation2);
-      result = reshapeTensor(rewriter, loc, result, accTy.getShape());
-    } else {
-      result = convolve(rewriter, loc, input, weight, init, stride, dilation,
-                        groups);
-    }
+    Value result =
+        convolve(rewriter, loc, input, weight, init, stride, dilation, groups);
     rewriter.replaceOp(op, castTensor(rewriter, loc, result, elem));
     return success();
   }
