@@ -617,48 +617,40 @@ struct ConvolutionLowering : public OpConversionPattern<ConvolutionOp> {
       stride2.insert(stride2.begin(), 1);
       dilation2.insert(dilation2.begin(), 1);
     }
-    // Regular 1-D and 2-D convolutions are matmuls over im2col.
-    if (groups == 1 && spatial <= 2 && resTy.getNumElements() > 0 &&
-        getTensorType(input).getNumElements() > 0) {
-      SmallVector<int64_t> shape4(accTy.getShape());
-      if (spatial == 1)
-        shape4.insert(shape4.begin() + 2, 1);
-      Value bias = adaptor.getBias()
-                       ? castTensor(rewriter, loc, adaptor.getBias(), acc)
-                       : Value();
-      Value r = im2colConvolution(rewriter, loc, as4d(input), as4d(weight),
-                                  bias, stride2, dilation2,
-                                  RankedTensorType::get(shape4, acc));
+    Value bias = adaptor.getBias()
+                     ? castTensor(rewriter, loc, adaptor.getBias(), acc)
+                     : Value();
+    // The result of a kernel on the 2-D view, back in the op's shape.
+    SmallVector<int64_t> shape4(accTy.getShape());
+    if (spatial == 1)
+      shape4.insert(shape4.begin() + 2, 1);
+    auto acc4Ty = RankedTensorType::get(shape4, acc);
+    auto replaceWith4d = [&](Value r) {
       r = reshapeTensor(rewriter, loc, r, accTy.getShape());
       rewriter.replaceOp(op, castTensor(rewriter, loc, r, elem));
       return success();
-    }
+    };
+    // Regular 1-D and 2-D convolutions are matmuls over im2col.
+    if (groups == 1 && spatial <= 2 && resTy.getNumElements() > 0 &&
+        getTensorType(input).getNumElements() > 0)
+      return replaceWith4d(im2colConvolution(rewriter, loc, as4d(input),
+                                             as4d(weight), bias, stride2,
+                                             dilation2, acc4Ty));
     ArrayRef<int64_t> wShape = getTensorType(weight).getShape();
     if (groups > 1 && groups == o && wShape[1] == 1 && spatial <= 2 &&
         getTensorType(input).getShape()[1] == groups &&
-        ShapedType::getNumElements(ks) <= 25 && resTy.getNumElements() > 0) {
+        ShapedType::getNumElements(ks) <= 25 && resTy.getNumElements() > 0)
       // Depthwise, as an elementwise op over the output.
-      SmallVector<int64_t> shape4(accTy.getShape());
-      if (spatial == 1)
-        shape4.insert(shape4.begin() + 2, 1);
-      Value bias = adaptor.getBias()
-                       ? castTensor(rewriter, loc, adaptor.getBias(), acc)
-                       : Value();
-      Value r = depthwiseConvolution(rewriter, loc, as4d(input), as4d(weight),
-                                     bias, RankedTensorType::get(shape4, acc),
-                                     stride2, dilation2);
-      r = reshapeTensor(rewriter, loc, r, accTy.getShape());
-      rewriter.replaceOp(op, castTensor(rewriter, loc, r, elem));
-      return success();
-    }
+      return replaceWith4d(depthwiseConvolution(rewriter, loc, as4d(input),
+                                                as4d(weight), bias, acc4Ty,
+                                                stride2, dilation2));
     Value init;
-    if (Value bias = adaptor.getBias()) {
+    if (bias) {
       SmallVector<int64_t> dims = {0};
       for (int64_t j = 0; j < spatial; ++j)
         dims.push_back(2 + j);
       init = linalg::BroadcastOp::create(
-                 rewriter, loc, castTensor(rewriter, loc, bias, acc),
-                 createEmpty(rewriter, loc, accTy), dims)
+                 rewriter, loc, bias, createEmpty(rewriter, loc, accTy), dims)
                  ->getResult(0);
     } else {
       init = createFilled(rewriter, loc, accTy, zero);
