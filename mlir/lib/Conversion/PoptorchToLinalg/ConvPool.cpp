@@ -144,14 +144,17 @@ static Value padTrailing(OpBuilder &b, Location loc, Value x,
 // Convolution
 //===----------------------------------------------------------------------===//
 
-/// Multiply-accumulate in a linalg body (float or signless integer).
+/// Multiply-accumulate in a linalg body (float or signless integer); the
+/// product alone when there is no `acc` yet.
 static Value multiplyAdd(OpBuilder &b, Location loc, Value x, Value w,
                          Value acc) {
-  if (isa<FloatType>(acc.getType()))
-    return arith::AddFOp::create(b, loc, acc,
-                                 arith::MulFOp::create(b, loc, x, w));
-  return arith::AddIOp::create(b, loc, acc,
-                               arith::MulIOp::create(b, loc, x, w));
+  bool isFloat = isa<FloatType>(x.getType());
+  Value product = isFloat ? (Value)arith::MulFOp::create(b, loc, x, w)
+                          : (Value)arith::MulIOp::create(b, loc, x, w);
+  if (!acc)
+    return product;
+  return isFloat ? (Value)arith::AddFOp::create(b, loc, acc, product)
+                 : (Value)arith::AddIOp::create(b, loc, acc, product);
 }
 
 /// A grouped N-d convolution as one linalg.generic over
@@ -487,15 +490,8 @@ static Value depthwiseConvolution(OpBuilder &b, Location loc, Value input,
              SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
              [&](OpBuilder &nb, Location nloc, ValueRange args) {
                Value acc = bias ? args[2 * taps] : Value();
-               for (int64_t t = 0; t < taps; ++t) {
-                 Value x = args[t], w = args[taps + t];
-                 if (acc)
-                   acc = multiplyAdd(nb, nloc, x, w, acc);
-                 else if (isa<FloatType>(elem))
-                   acc = arith::MulFOp::create(nb, nloc, x, w);
-                 else
-                   acc = arith::MulIOp::create(nb, nloc, x, w);
-               }
+               for (int64_t t = 0; t < taps; ++t)
+                 acc = multiplyAdd(nb, nloc, args[t], args[taps + t], acc);
                linalg::YieldOp::create(nb, nloc, acc);
              })
       .getResult(0);
