@@ -157,6 +157,24 @@ def test_max_pool_without_indices(spatial):
     check(lambda x: pool(x, 3, 2, 1, ceil_mode=True), x)
 
 
+@dtypes([torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64, torch.int8])
+@pytest.mark.parametrize("cfg", MAX_POOL_CASES + [dict(kernel_size=(6, 5), stride=2)], ids=str)
+def test_max_pool2d_without_indices(cfg, dtype):
+    # An elementwise maximum over the window's strided taps; a window of more
+    # than 25 elements takes the named pool.
+    check(lambda x: F.max_pool2d(x, **cfg), sample((2, 3, 9, 8), dtype))
+
+
+@pytest.mark.parametrize("kernel", [3, 6])
+def test_max_pool2d_without_indices_propagates_nan(kernel):
+    x = torch.randn(2, 3, 9, 8)
+    x[0, 0, 2, 3] = x[1, 2, 8, 7] = float("nan")
+    x[0, 1, 4, 4] = float("inf")
+    from conftest import compiled
+    got = compiled(lambda x: F.max_pool2d(x, kernel, 2, 1), x)
+    torch.testing.assert_close(got, F.max_pool2d(x, kernel, 2, 1), equal_nan=True)
+
+
 def test_max_pool_ties_and_nan():
     x = torch.tensor([[[[1.0, 1.0, 0.0, float("nan")],
                         [1.0, 1.0, 2.0, 3.0],
@@ -174,6 +192,7 @@ AVG_POOL_CASES = [
     dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
     dict(kernel_size=3, stride=2, ceil_mode=True),
     dict(kernel_size=2, divisor_override=3),
+    dict(kernel_size=6, stride=1, padding=2),  # above 25 window elements in 2-D
 ]
 
 

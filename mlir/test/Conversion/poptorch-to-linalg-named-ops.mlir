@@ -124,14 +124,26 @@ func.func @conv_groups(%x: tensor<1x4x6x6xf32>, %w: tensor<4x1x3x3xf32>) -> tens
 
 // -----
 
-// -inf padding; ceil_mode windows get extra high padding.
+// -inf padding; ceil_mode windows get extra high padding. A window of at
+// most 25 elements is an elementwise op over its strided taps (one per kernel
+// offset, row-major), whose NaN-propagating maximum starts from the first tap:
+// the init is neither filled nor read.
 // CHECK-LABEL: func.func @max_pool
 // CHECK: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
 // CHECK: %[[PF:.*]] = linalg.fill ins(%[[NINF]] : f32) {{.*}} -> tensor<1x2x9x9xf32>
 // CHECK: %[[P:.*]] = tensor.insert_slice %{{.*}} into %[[PF]][0, 0, 1, 1] [1, 2, 7, 7] [1, 1, 1, 1]
-// CHECK: %[[WIN:.*]] = tensor.empty() : tensor<3x3xf32>
-// CHECK: %[[F:.*]] = linalg.fill ins(%[[NINF]] : f32)
-// CHECK: linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%[[P]], %[[WIN]] : tensor<1x2x9x9xf32>, tensor<3x3xf32>) outs(%[[F]] : tensor<1x2x4x4xf32>)
+// CHECK: %[[T0:.*]] = tensor.extract_slice %[[P]][0, 0, 0, 0] [1, 2, 4, 4] [1, 1, 2, 2]
+// CHECK: tensor.extract_slice %[[P]][0, 0, 0, 1] [1, 2, 4, 4] [1, 1, 2, 2]
+// CHECK: tensor.extract_slice %[[P]][0, 0, 2, 1] [1, 2, 4, 4] [1, 1, 2, 2]
+// CHECK: %[[T8:.*]] = tensor.extract_slice %[[P]][0, 0, 2, 2] [1, 2, 4, 4] [1, 1, 2, 2]
+// CHECK-NOT: linalg.fill
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<1x2x4x4xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[T0]], {{.*}}, %[[T8]] : {{.*}}) outs(%[[E]] : tensor<1x2x4x4xf32>)
+// CHECK-NEXT: ^bb0(%[[A:[^:]*]]: f32, %[[B:[^:]*]]: f32,
+// CHECK-NEXT: %[[M:.*]] = arith.maximumf %[[A]], %[[B]] : f32
+// CHECK-COUNT-7: arith.maximumf
+// CHECK-NEXT: linalg.yield
+// CHECK-NOT: pooling
 func.func @max_pool(%x: tensor<1x2x7x7xf32>) -> tensor<1x2x4x4xf32> {
   %0, %i = poptorch.max_pool2d %x {kernel_size = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, ceil_mode = true} : tensor<1x2x7x7xf32> -> tensor<1x2x4x4xf32>, tensor<1x2x4x4xi64>
   return %0 : tensor<1x2x4x4xf32>
@@ -139,12 +151,44 @@ func.func @max_pool(%x: tensor<1x2x7x7xf32>) -> tensor<1x2x4x4xf32> {
 
 // -----
 
-// count_include_pad = false: the divisor counts the window inside the input only.
+// Integer maxima are signed; dilation spaces the taps.
+// CHECK-LABEL: func.func @max_pool_int_dilated
+// CHECK: tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 2, 2, 2] [1, 1, 1, 1]
+// CHECK: tensor.extract_slice %{{.*}}[0, 0, 0, 2] [1, 2, 2, 2] [1, 1, 1, 1]
+// CHECK: tensor.extract_slice %{{.*}}[0, 0, 2, 0] [1, 2, 2, 2] [1, 1, 1, 1]
+// CHECK: tensor.extract_slice %{{.*}}[0, 0, 2, 2] [1, 2, 2, 2] [1, 1, 1, 1]
+// CHECK: linalg.generic
+// CHECK-COUNT-3: arith.maxsi
+// CHECK-NEXT: linalg.yield
+func.func @max_pool_int_dilated(%x: tensor<1x2x4x4xi32>) -> tensor<1x2x2x2xi32> {
+  %0, %i = poptorch.max_pool2d %x {kernel_size = array<i64: 2, 2>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 2, 2>} : tensor<1x2x4x4xi32> -> tensor<1x2x2x2xi32>, tensor<1x2x2x2xi64>
+  return %0 : tensor<1x2x2x2xi32>
+}
+
+// -----
+
+// Windows of more than 25 elements keep the named pool (one operand per
+// window element would not stay in the vector registers).
+// CHECK-LABEL: func.func @max_pool_large_window
+// CHECK: %[[WIN:.*]] = tensor.empty() : tensor<6x6xf32>
+// CHECK: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32)
+// CHECK: linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%{{.*}}, %[[WIN]] : tensor<1x2x8x8xf32>, tensor<6x6xf32>) outs(%[[F]] : tensor<1x2x2x2xf32>)
+func.func @max_pool_large_window(%x: tensor<1x2x8x8xf32>) -> tensor<1x2x2x2xf32> {
+  %0, %i = poptorch.max_pool2d %x {kernel_size = array<i64: 6, 6>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>} : tensor<1x2x8x8xf32> -> tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>
+  return %0 : tensor<1x2x2x2xf32>
+}
+
+// -----
+
+// count_include_pad = false: the divisor counts the window inside the input
+// only. The sum is an elementwise op over the taps, as the max pool's.
 // CHECK-DAG: #[[$ID3:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-DAG: #[[$HW:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
 // CHECK-LABEL: func.func @avg_pool
 // CHECK: tensor.expand_shape %{{.*}} output_shape [1, 2, 7, 7] : tensor<2x7x7xf32> into tensor<1x2x7x7xf32>
-// CHECK: %[[S:.*]] = linalg.pooling_nchw_sum {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x2x9x9xf32>, tensor<3x3xf32>)
+// CHECK: %[[S:.*]] = linalg.generic {{.*}} ins({{.*}} : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>)
+// CHECK-COUNT-8: arith.addf
+// CHECK-NEXT: linalg.yield
 // CHECK: %[[C:.*]] = tensor.collapse_shape %[[S]] {{.*}} : tensor<1x2x4x4xf32> into tensor<2x4x4xf32>
 // CHECK: %[[D:.*]] = arith.constant dense<{{\[\[}}4.000000e+00, 6.000000e+00, 6.000000e+00, 4.000000e+00], [6.000000e+00, 9.000000e+00, 9.000000e+00, 6.000000e+00], [6.000000e+00, 9.000000e+00, 9.000000e+00, 6.000000e+00], [4.000000e+00, 6.000000e+00, 6.000000e+00, 4.000000e+00]]> : tensor<4x4xf32>
 // CHECK: linalg.generic {indexing_maps = [#[[$ID3]], #[[$HW]], #[[$ID3]]], {{.*}}} ins(%[[C]], %[[D]] : tensor<2x4x4xf32>, tensor<4x4xf32>)

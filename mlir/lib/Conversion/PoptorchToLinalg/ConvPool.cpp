@@ -25,8 +25,11 @@
 // maximum in its input plane, chosen as PyTorch does (first maximum; NaN
 // wins). Average pools divide by PyTorch's divisor (count_include_pad,
 // ceil_mode, divisor_override), a constant table over the output positions.
-// 2-D max pools whose indices are unused and 2-D f32/f64 average pools take
-// linalg.pooling_nchw_max/sum, which the tiling pass splits into 1-D ops.
+// 2-D max pools whose indices are unused and 2-D f32/f64 average pools are
+// instead an elementwise op over the strided windows of each kernel offset
+// (pool2d; as depthwise convolutions), or for windows of more than 25
+// elements linalg.pooling_nchw_max/sum, which the tiling pass splits into
+// 1-D ops.
 //
 //===----------------------------------------------------------------------===//
 #include "Conversion/PoptorchToLinalg/Patterns.h"
@@ -440,6 +443,34 @@ static Value directNhwcConvolution(OpBuilder &b, Location loc, Value input,
   return transposeTensor(b, loc, r, {0, 3, 1, 2});
 }
 
+/// Depthwise convolutions and 2-D pools with at most this many window
+/// elements are elementwise ops over their windowTaps; larger windows keep
+/// one operand per window element out of the vector registers.
+static constexpr int64_t kMaxWindowTaps = 25;
+
+/// The KH*KW windows that an (N, C, OH, OW) output reads from an already
+/// padded (N, C, Hp, Wp) `input`, row-major over the kernel offsets: tap
+/// (i, j) is the strided slice of the element at offset (i, j) of every
+/// output pixel's window. An elementwise op over the taps vectorizes along
+/// the output width (a strided read is one load and a shuffle), where a
+/// named windowed op with a stride is tiled into scalar 1-D ops.
+static SmallVector<Value> windowTaps(OpBuilder &b, Location loc, Value input,
+                                     ArrayRef<int64_t> out,
+                                     ArrayRef<int64_t> kernel,
+                                     ArrayRef<int64_t> stride,
+                                     ArrayRef<int64_t> dilation) {
+  auto tapTy =
+      RankedTensorType::get(out, getTensorType(input).getElementType());
+  SmallVector<Value> taps;
+  for (int64_t i = 0; i < kernel[0]; ++i)
+    for (int64_t j = 0; j < kernel[1]; ++j)
+      taps.push_back(tensor::ExtractSliceOp::create(
+          b, loc, tapTy, input,
+          idx(b, {0, 0, i * dilation[0], j * dilation[1]}), idx(b, out),
+          idx(b, {1, 1, stride[0], stride[1]})));
+  return taps;
+}
+
 /// A depthwise 2-D convolution (groups = input = output channels) of an
 /// already padded input (N, C, Hp, Wp) with weight (C, 1, KH, KW) and an
 /// optional per-channel `bias` (C) into a new tensor of type `outTy` (N, C,
@@ -457,21 +488,17 @@ static Value depthwiseConvolution(OpBuilder &b, Location loc, Value input,
                                   ArrayRef<int64_t> stride,
                                   ArrayRef<int64_t> dilation) {
   MLIRContext *ctx = b.getContext();
-  ArrayRef<int64_t> out = outTy.getShape();
   ArrayRef<int64_t> wS = getTensorType(weight).getShape();
   Type elem = outTy.getElementType();
-  int64_t n = out[0], c = out[1], oh = out[2], ow = out[3];
-  SmallVector<Value> windows, weights;
+  int64_t c = outTy.getShape()[1];
+  SmallVector<Value> windows = windowTaps(b, loc, input, outTy.getShape(),
+                                          wS.drop_front(2), stride, dilation);
+  SmallVector<Value> weights;
   for (int64_t i = 0; i < wS[2]; ++i)
-    for (int64_t j = 0; j < wS[3]; ++j) {
-      windows.push_back(tensor::ExtractSliceOp::create(
-          b, loc, RankedTensorType::get({n, c, oh, ow}, elem), input,
-          idx(b, {0, 0, i * dilation[0], j * dilation[1]}),
-          idx(b, {n, c, oh, ow}), idx(b, {1, 1, stride[0], stride[1]})));
+    for (int64_t j = 0; j < wS[3]; ++j)
       weights.push_back(tensor::ExtractSliceOp::create(
           b, loc, RankedTensorType::get({c}, elem), weight,
           idx(b, {0, 0, i, j}), idx(b, {c, 1, 1, 1}), idx(b, {1, 1, 1, 1})));
-    }
   AffineMap identity = b.getMultiDimIdentityMap(4);
   AffineMap channel = AffineMap::get(4, 0, {getAffineDimExpr(1, ctx)}, ctx);
   SmallVector<AffineMap> maps(windows.size(), identity);
@@ -635,7 +662,8 @@ struct ConvolutionLowering : public OpConversionPattern<ConvolutionOp> {
     ArrayRef<int64_t> wShape = getTensorType(weight).getShape();
     if (groups > 1 && groups == o && wShape[1] == 1 && spatial <= 2 &&
         getTensorType(input).getShape()[1] == groups &&
-        ShapedType::getNumElements(ks) <= 25 && resTy.getNumElements() > 0)
+        ShapedType::getNumElements(ks) <= kMaxWindowTaps &&
+        resTy.getNumElements() > 0)
       // Depthwise, as an elementwise op over the output.
       return replaceWith4d(depthwiseConvolution(rewriter, loc, as4d(input),
                                                 as4d(weight), bias, acc4Ty,
@@ -906,6 +934,65 @@ static SmallVector<Window> adaptiveWindows(RankedTensorType inTy,
   return wins;
 }
 
+/// A regular 2-D pool (max, NaN-propagating as in PyTorch, or sum) of a
+/// (C, H, W) or (N, C, H, W) `input`, padded with the lowest value or zero:
+/// an elementwise op over its windowTaps (the first tap starts, the init is
+/// never read), or for windows of more than kMaxWindowTaps elements
+/// linalg.pooling_nchw_max/sum, which poptorch-tile-and-vectorize splits
+/// into 1-D ops. The result is (N, C, OH, OW).
+static Value pool2d(OpBuilder &b, Location loc, Value input,
+                    ArrayRef<Window> wins, PoolKind kind) {
+  Value nchw = toNchw(b, loc, input);
+  auto nchwTy = getTensorType(nchw);
+  Type elem = nchwTy.getElementType();
+  SmallVector<int64_t> outShape(nchwTy.getShape().take_front(2));
+  SmallVector<int64_t> kernel, stride, dilation, lo, hi;
+  for (const Window &w : wins) {
+    outShape.push_back(w.out);
+    kernel.push_back(w.kernel);
+    stride.push_back(w.stride);
+    dilation.push_back(w.dilation);
+    lo.push_back(w.pad);
+    int64_t needed = (w.out - 1) * w.stride + w.dilation * (w.kernel - 1) + 1 -
+                     (w.in + w.pad);
+    hi.push_back(std::max<int64_t>(0, needed));
+  }
+  bool max = kind == PoolKind::Max;
+  Value padValue =
+      max ? createLowest(b, loc, elem) : createScalar(b, loc, elem, 0.0);
+  Value padded = padTrailing(b, loc, nchw, lo, hi, padValue);
+  if (kernel[0] * kernel[1] <= kMaxWindowTaps)
+    return createElementwiseGeneric(
+        b, loc, windowTaps(b, loc, padded, outShape, kernel, stride, dilation),
+        outShape, elem,
+        [&](OpBuilder &nb, Location nloc, ValueRange taps) -> Value {
+          Value acc = taps[0];
+          for (Value x : taps.drop_front()) {
+            if (!max)
+              acc = arith::AddFOp::create(nb, nloc, acc, x);
+            else if (isa<FloatType>(elem))
+              acc = arith::MaximumFOp::create(nb, nloc, acc, x);
+            else
+              acc = arith::MaxSIOp::create(nb, nloc, acc, x);
+          }
+          return acc;
+        });
+  auto poolTy = RankedTensorType::get(outShape, elem);
+  Value window = tensor::EmptyOp::create(b, loc, kernel, elem);
+  Value init = createFilled(b, loc, poolTy, padValue);
+  auto strides = getI64Elements(b, stride);
+  auto dilations = getI64Elements(b, dilation);
+  if (max)
+    return linalg::PoolingNchwMaxOp::create(
+               b, loc, TypeRange{poolTy}, ValueRange{padded, window},
+               ValueRange{init}, strides, dilations)
+        .getResult(0);
+  return linalg::PoolingNchwSumOp::create(b, loc, TypeRange{poolTy},
+                                          ValueRange{padded, window},
+                                          ValueRange{init}, strides, dilations)
+      .getResult(0);
+}
+
 /// Max pools, regular and adaptive.
 template <typename OpTy>
 struct MaxPoolLowering : public OpConversionPattern<OpTy> {
@@ -942,32 +1029,8 @@ struct MaxPoolLowering : public OpConversionPattern<OpTy> {
     }
     bool regular2d = wins.size() == 2 && !wins[0].adaptive;
     if (regular2d && op.getIndices().use_empty()) {
-      // The named pool (tiled into 1-D ops); NaN propagates as in PyTorch.
-      Value input = toNchw(rewriter, loc, adaptor.getInput());
-      auto nchwShape = getTensorType(input).getShape();
-      SmallVector<int64_t> outShape(nchwShape.take_front(2));
-      SmallVector<int64_t> kernel, stride, dilation, lo, hi;
-      for (const Window &w : wins) {
-        outShape.push_back(w.out);
-        kernel.push_back(w.kernel);
-        stride.push_back(w.stride);
-        dilation.push_back(w.dilation);
-        lo.push_back(w.pad);
-        int64_t needed = (w.out - 1) * w.stride + w.dilation * (w.kernel - 1) +
-                         1 - (w.in + w.pad);
-        hi.push_back(std::max<int64_t>(0, needed));
-      }
-      Value lowest = createLowest(rewriter, loc, elem);
-      Value padded = padTrailing(rewriter, loc, input, lo, hi, lowest);
-      auto poolTy = RankedTensorType::get(outShape, elem);
-      Value window = tensor::EmptyOp::create(rewriter, loc, kernel, elem);
       Value pooled =
-          linalg::PoolingNchwMaxOp::create(
-              rewriter, loc, TypeRange{poolTy}, ValueRange{padded, window},
-              ValueRange{createFilled(rewriter, loc, poolTy, lowest)},
-              getI64Elements(rewriter, stride),
-              getI64Elements(rewriter, dilation))
-              .getResult(0);
+          pool2d(rewriter, loc, adaptor.getInput(), wins, PoolKind::Max);
       rewriter.replaceOp(
           op, {reshapeTensor(rewriter, loc, pooled, resTy.getShape()),
                createEmpty(rewriter, loc, getTensorType(op.getIndices()))});
@@ -990,27 +1053,8 @@ static Value averagePool(OpBuilder &b, Location loc, Value input,
   bool named = wins.size() == 2 && !wins[0].adaptive && acc == elem &&
                isa<FloatType>(elem);
   if (named) {
-    Value nchw = toNchw(b, loc, input);
-    SmallVector<int64_t> outShape(getTensorType(nchw).getShape().take_front(2));
-    SmallVector<int64_t> kernel, stride, ones = {1, 1}, lo, hi;
-    for (const Window &w : wins) {
-      outShape.push_back(w.out);
-      kernel.push_back(w.kernel);
-      stride.push_back(w.stride);
-      lo.push_back(w.pad);
-      hi.push_back(std::max<int64_t>(0, (w.out - 1) * w.stride + w.kernel -
-                                            (w.in + w.pad)));
-    }
-    Value zero = createScalar(b, loc, elem, 0.0);
-    Value padded = padTrailing(b, loc, nchw, lo, hi, zero);
-    auto poolTy = RankedTensorType::get(outShape, elem);
-    Value window = tensor::EmptyOp::create(b, loc, kernel, elem);
-    sum = linalg::PoolingNchwSumOp::create(
-              b, loc, TypeRange{poolTy}, ValueRange{padded, window},
-              ValueRange{createFilled(b, loc, poolTy, zero)},
-              getI64Elements(b, stride), getI64Elements(b, ones))
-              .getResult(0);
-    sum = reshapeTensor(b, loc, sum, resTy.getShape());
+    sum = reshapeTensor(b, loc, pool2d(b, loc, input, wins, PoolKind::Sum),
+                        resTy.getShape());
   } else {
     sum = windowReduce(b, loc, input, wins, PoolKind::Sum, false, acc)[0];
   }
