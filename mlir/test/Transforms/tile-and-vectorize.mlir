@@ -262,3 +262,33 @@ func.func @conv_nhwc_packed_weights(%x: tensor<1x9x9x64xf32>, %w: tensor<3x3x64x
   %c = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x9x9x64xf32>, tensor<3x3x64x512xf32>) outs(%f : tensor<1x7x7x512xf32>) -> tensor<1x7x7x512xf32>
   return %c : tensor<1x7x7x512xf32>
 }
+
+// -----
+
+// AVX2 (6-row blocks): a block of fewer than 4 output pixels leaves the FMA
+// ports waiting on their latency, so a width of 7 takes blocks of 4 and 3
+// (not 6 and 1) and a width of 14 blocks of 5 and 4 (not 6, 6 and 2); a
+// width of 56 keeps 6-row blocks and a block of 2 (4-row blocks would save
+// under 1/16).
+// AVX2-LABEL: func.func @conv_nhwc_block_rows
+// AVX2-DAG: scf.for {{.*}} -> (vector<1x4x16xf32>)
+// AVX2-DAG: scf.for {{.*}} -> (vector<1x3x16xf32>)
+// AVX2-DAG: scf.for {{.*}} -> (vector<1x5x16xf32>)
+// AVX2-DAG: scf.for {{.*}} -> (vector<1x6x16xf32>)
+// AVX2-DAG: scf.for {{.*}} -> (vector<1x2x16xf32>)
+// AVX2-NOT: vector<1x1x16xf32>
+// AVX2: return
+func.func @conv_nhwc_block_rows(%x7: tensor<1x9x9x16xf32>, %x14: tensor<1x16x16x16xf32>, %x56: tensor<1x3x58x16xf32>, %w: tensor<3x3x16x16xf32>)
+    -> (tensor<1x7x7x16xf32>, tensor<1x14x14x16xf32>, tensor<1x1x56x16xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %e7 = tensor.empty() : tensor<1x7x7x16xf32>
+  %f7 = linalg.fill ins(%cst : f32) outs(%e7 : tensor<1x7x7x16xf32>) -> tensor<1x7x7x16xf32>
+  %c7 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x7, %w : tensor<1x9x9x16xf32>, tensor<3x3x16x16xf32>) outs(%f7 : tensor<1x7x7x16xf32>) -> tensor<1x7x7x16xf32>
+  %e14 = tensor.empty() : tensor<1x14x14x16xf32>
+  %f14 = linalg.fill ins(%cst : f32) outs(%e14 : tensor<1x14x14x16xf32>) -> tensor<1x14x14x16xf32>
+  %c14 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x14, %w : tensor<1x16x16x16xf32>, tensor<3x3x16x16xf32>) outs(%f14 : tensor<1x14x14x16xf32>) -> tensor<1x14x14x16xf32>
+  %e56 = tensor.empty() : tensor<1x1x56x16xf32>
+  %f56 = linalg.fill ins(%cst : f32) outs(%e56 : tensor<1x1x56x16xf32>) -> tensor<1x1x56x16xf32>
+  %c56 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x56, %w : tensor<1x3x58x16xf32>, tensor<3x3x16x16xf32>) outs(%f56 : tensor<1x1x56x16xf32>) -> tensor<1x1x56x16xf32>
+  return %c7, %c14, %c56 : tensor<1x7x7x16xf32>, tensor<1x14x14x16xf32>, tensor<1x1x56x16xf32>
+}
