@@ -29,6 +29,10 @@ CONV_CASES = [
     (2, 4, 4, 3, dict(padding=1, stride=(1, 2), groups=4)),  # depthwise, with bias
     (3, 2, 4, 2, dict(padding=1)),
     (3, 4, 4, (1, 2, 3), dict(stride=(1, 2, 1), groups=2, dilation=(1, 1, 2))),
+    # pointwise (1x1, stride 1): a matmul per image
+    (1, 4, 6, 1, dict()),
+    (2, 4, 6, 1, dict()),
+    (2, 4, 6, 1, dict(padding=1)),
 ]
 
 
@@ -68,6 +72,17 @@ def test_conv_transpose(case, dtype):
     x, w, b = _conv_args(spatial, cin, cout, kernel, kwargs, dtype, transposed=True)
     conv = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[spatial - 1]
     check(lambda x, w, b: conv(x, w, b, **kwargs), x, w, b, **tol(dtype))
+
+
+@dtypes([torch.float32, torch.int32])
+@pytest.mark.parametrize("batch", [1, 3])
+@pytest.mark.parametrize("hw", [(7, 7), (4, 8)])
+def test_pointwise_conv2d_without_bias(hw, batch, dtype):
+    # One matmul per image written into the (N, F, H, W) result; 7x7 = 49
+    # columns leave a partial register tile.
+    x = sample((batch, 5) + hw, dtype, low=-3, high=4)
+    w = sample((12, 5, 1, 1), dtype, low=-3, high=4)
+    check(lambda x, w: F.conv2d(x, w), x, w, **tol(dtype))
 
 
 @dtypes(SIGNED_DTYPES)

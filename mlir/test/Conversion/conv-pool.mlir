@@ -167,3 +167,33 @@ func.func @depthwise_bias(%x: tensor<1x3x5x5xf32>, %w: tensor<3x1x2x2xf32>, %b: 
   %0 = poptorch.convolution %x, %w bias %b {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 3 : i64} : (tensor<1x3x5x5xf32>, tensor<3x1x2x2xf32>, tensor<3xf32>) -> tensor<1x3x4x4xf32>
   return %0 : tensor<1x3x4x4xf32>
 }
+
+// -----
+
+// A 1x1 stride-1 convolution is a matmul per image, computed into the image's
+// plane of the (N, F, H*W) result: no im2col copy, no column padding (7x7 =
+// 49 columns stay 49) and no transpose of the result.
+// CHECK-LABEL: func.func @pointwise
+// CHECK-DAG: %[[W:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0], [1, 2, 3]] : tensor<6x4x1x1xf32> into tensor<6x4xf32>
+// CHECK-DAG: %[[X:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0], [1], [2, 3]] : tensor<2x4x3x5xf32> into tensor<2x4x15xf32>
+// CHECK: %[[R:.*]] = scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<2x6x15xf32>)
+// CHECK-NEXT: %[[IMG:.*]] = tensor.extract_slice %[[X]][%[[I]], 0, 0] [1, 4, 15] [1, 1, 1] : tensor<2x4x15xf32> to tensor<4x15xf32>
+// CHECK-NEXT: %[[PLANE:.*]] = tensor.extract_slice %[[ACC]][%[[I]], 0, 0] [1, 6, 15] [1, 1, 1] : tensor<2x6x15xf32> to tensor<6x15xf32>
+// CHECK-NEXT: %[[B:.*]] = linalg.broadcast ins(%{{.*}} : tensor<6xf32>) outs(%[[PLANE]] : tensor<6x15xf32>) dimensions = [1]
+// CHECK-NEXT: %[[MM:.*]] = linalg.matmul ins(%[[W]], %[[IMG]] : tensor<6x4xf32>, tensor<4x15xf32>) outs(%[[B]] : tensor<6x15xf32>)
+// CHECK-NEXT: %[[INS:.*]] = tensor.insert_slice %[[MM]] into %[[ACC]][%[[I]], 0, 0] [1, 6, 15] [1, 1, 1]
+// CHECK-NEXT: scf.yield %[[INS]]
+// CHECK: tensor.expand_shape %[[R]] {{\[\[}}0], [1], [2, 3]] output_shape [2, 6, 3, 5]
+// CHECK-NOT: linalg.transpose
+// CHECK-LABEL: func.func @pointwise_one_image
+// CHECK-NOT: tensor.insert_slice
+// CHECK: %[[MM:.*]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<6x4xf32>, tensor<4x49xf32>) outs(%{{.*}} : tensor<6x49xf32>)
+// CHECK-NEXT: tensor.expand_shape %[[MM]] {{\[\[}}0, 1], [2, 3]] output_shape [1, 6, 7, 7]
+func.func @pointwise(%x: tensor<2x4x3x5xf32>, %w: tensor<6x4x1x1xf32>, %b: tensor<6xf32>) -> tensor<2x6x3x5xf32> {
+  %0 = poptorch.convolution %x, %w bias %b {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<2x4x3x5xf32>, tensor<6x4x1x1xf32>, tensor<6xf32>) -> tensor<2x6x3x5xf32>
+  return %0 : tensor<2x6x3x5xf32>
+}
+func.func @pointwise_one_image(%x: tensor<1x4x7x7xf32>, %w: tensor<6x4x1x1xf32>) -> tensor<1x6x7x7xf32> {
+  %0 = poptorch.convolution %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x4x7x7xf32>, tensor<6x4x1x1xf32>) -> tensor<1x6x7x7xf32>
+  return %0 : tensor<1x6x7x7xf32>
+}
