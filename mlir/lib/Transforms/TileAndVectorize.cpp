@@ -87,8 +87,8 @@ thread_local VectorTarget target;
 /// block re-reads the weights from cache). AVX2's 6-row blocks over a width
 /// of 7 cost 6 + 4 against 4 + 4 for 4-row blocks, and over 14 cost 6 + 6 +
 /// 4 against 5 + 5 + 4 (ResNet-18's 3x3 convolutions on 7x7 and 14x14:
-/// 10-13% more GFLOP/s at batch 8); over 56, 9 x 6 + 4 stays (4-row blocks:
-/// 56, no faster measured).
+/// 10-13% more GFLOP/s at batch 8); over 56, 9 x 6 + 4 = 58 stays (4-row
+/// blocks would take 56, within 1/16, and measured no faster).
 int64_t blockRows(int64_t extent) {
   constexpr int64_t kLatencyRows = 4;
   auto steps = [&](int64_t r) {
@@ -102,6 +102,7 @@ int64_t blockRows(int64_t extent) {
       best = r;
   return best;
 }
+
 /// Largest vector (in elements) that one tile of a non-contraction op may
 /// use; bigger iteration spaces are tiled further.
 constexpr int64_t kMaxVectorElems = 4096;

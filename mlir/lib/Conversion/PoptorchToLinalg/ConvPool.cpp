@@ -334,60 +334,57 @@ static Value im2colConvolution(OpBuilder &b, Location loc, Value input,
   int64_t cols = np <= 32 ? (np + 15) / 16 * 16 : (np + 31) / 32 * 32;
   if (kh == 1 && kw == 1 && stride[0] == 1 && stride[1] == 1)
     return pointwiseConvolution(b, loc, input, weight, bias, accTy);
-  Value col;
-  {
-    col = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{c, kh, kw, cols},
-                                  elem);
-    auto winTy = RankedTensorType::get({n, c, oh, ow}, elem);
-    auto flatTy = RankedTensorType::get({c, np}, elem);
-    // Window element (i, j) of every output pixel, written in place into its
-    // row block of col, for kernel offset t = i * KW + j. One loop over the
-    // offsets, not KH*KW copies of its body: a 7x7 stem had 49 copies,
-    // chained through col, whose in-place analysis in one-shot-bufferize
-    // grew with the square of the chain (ResNet-18: 1.05 s of its compile),
-    // and each copy became a parallel loop of its own.
-    auto copyWindow = [&](OpBuilder &b, Location loc, OpFoldResult i,
-                          OpFoldResult j, Value col) {
-      auto scaled = [&](OpFoldResult v, int64_t factor) -> OpFoldResult {
-        if (factor == 1)
-          return v;
-        if (std::optional<int64_t> k = getConstantIntValue(v))
-          return b.getIndexAttr(*k * factor);
-        return arith::MulIOp::create(
-                   b, loc, cast<Value>(v),
-                   arith::ConstantIndexOp::create(b, loc, factor))
-            .getResult();
-      };
-      SmallVector<OpFoldResult> winOff = {b.getIndexAttr(0), b.getIndexAttr(0),
-                                          scaled(i, dilation[0]),
-                                          scaled(j, dilation[1])};
-      Value win = tensor::ExtractSliceOp::create(
-          b, loc, winTy, input, winOff, idx(b, {n, c, oh, ow}),
-          idx(b, {1, 1, stride[0], stride[1]}));
-      SmallVector<OpFoldResult> off = {b.getIndexAttr(0), i, j,
-                                       b.getIndexAttr(0)},
-                                sz = idx(b, {c, 1, 1, np}),
-                                ones = idx(b, {1, 1, 1, 1});
-      Value dst =
-          tensor::ExtractSliceOp::create(b, loc, flatTy, col, off, sz, ones);
-      dst = reshapeTensor(b, loc, dst, {c, n, oh, ow});
-      Value moved = linalg::TransposeOp::create(b, loc, win, dst,
-                                                ArrayRef<int64_t>{1, 0, 2, 3})
-                        ->getResult(0);
-      return tensor::InsertSliceOp::create(
-                 b, loc, reshapeTensor(b, loc, moved, {c, np}), col, off, sz,
-                 ones)
+  Value col =
+      tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{c, kh, kw, cols}, elem);
+  auto winTy = RankedTensorType::get({n, c, oh, ow}, elem);
+  auto flatTy = RankedTensorType::get({c, np}, elem);
+  // Window element (i, j) of every output pixel, written in place into its
+  // row block of col, for kernel offset t = i * KW + j. One loop over the
+  // offsets, not KH*KW copies of its body: a 7x7 stem had 49 copies,
+  // chained through col, whose in-place analysis in one-shot-bufferize
+  // grew with the square of the chain (ResNet-18: 1.05 s of its compile),
+  // and each copy became a parallel loop of its own.
+  auto copyWindow = [&](OpBuilder &b, Location loc, OpFoldResult i,
+                        OpFoldResult j, Value col) {
+    auto scaled = [&](OpFoldResult v, int64_t factor) -> OpFoldResult {
+      if (factor == 1)
+        return v;
+      if (std::optional<int64_t> k = getConstantIntValue(v))
+        return b.getIndexAttr(*k * factor);
+      return arith::MulIOp::create(
+                 b, loc, cast<Value>(v),
+                 arith::ConstantIndexOp::create(b, loc, factor))
           .getResult();
     };
-    if (kh * kw == 1) {
-      col = copyWindow(b, loc, b.getIndexAttr(0), b.getIndexAttr(0), col);
-    } else {
-      Value lb = arith::ConstantIndexOp::create(b, loc, 0),
-            ub = arith::ConstantIndexOp::create(b, loc, kh * kw),
-            one = arith::ConstantIndexOp::create(b, loc, 1),
-            kwV = arith::ConstantIndexOp::create(b, loc, kw);
-      col =
-          scf::ForOp::create(
+    SmallVector<OpFoldResult> winOff = {b.getIndexAttr(0), b.getIndexAttr(0),
+                                        scaled(i, dilation[0]),
+                                        scaled(j, dilation[1])};
+    Value win = tensor::ExtractSliceOp::create(
+        b, loc, winTy, input, winOff, idx(b, {n, c, oh, ow}),
+        idx(b, {1, 1, stride[0], stride[1]}));
+    SmallVector<OpFoldResult> off = {b.getIndexAttr(0), i, j,
+                                     b.getIndexAttr(0)},
+                              sz = idx(b, {c, 1, 1, np}),
+                              ones = idx(b, {1, 1, 1, 1});
+    Value dst =
+        tensor::ExtractSliceOp::create(b, loc, flatTy, col, off, sz, ones);
+    dst = reshapeTensor(b, loc, dst, {c, n, oh, ow});
+    Value moved = linalg::TransposeOp::create(b, loc, win, dst,
+                                              ArrayRef<int64_t>{1, 0, 2, 3})
+                      ->getResult(0);
+    return tensor::InsertSliceOp::create(b, loc,
+                                         reshapeTensor(b, loc, moved, {c, np}),
+                                         col, off, sz, ones)
+        .getResult();
+  };
+  if (kh * kw == 1) {
+    col = copyWindow(b, loc, b.getIndexAttr(0), b.getIndexAttr(0), col);
+  } else {
+    Value lb = arith::ConstantIndexOp::create(b, loc, 0),
+          ub = arith::ConstantIndexOp::create(b, loc, kh * kw),
+          one = arith::ConstantIndexOp::create(b, loc, 1),
+          kwV = arith::ConstantIndexOp::create(b, loc, kw);
+    col = scf::ForOp::create(
               b, loc, lb, ub, one, ValueRange{col},
               [&](OpBuilder &b, Location loc, Value t, ValueRange iter) {
                 OpFoldResult
@@ -396,22 +393,21 @@ static Value im2colConvolution(OpBuilder &b, Location loc, Value input,
                 scf::YieldOp::create(b, loc, copyWindow(b, loc, i, j, iter[0]));
               })
               .getResult(0);
-    }
-    if (cols > np) {
-      SmallVector<OpFoldResult> off = idx(b, {0, 0, 0, np}),
-                                sz = idx(b, {c, kh, kw, cols - np}),
-                                ones = idx(b, {1, 1, 1, 1});
-      auto padTy = RankedTensorType::get({c, kh, kw, cols - np}, elem);
-      Value pad =
-          tensor::ExtractSliceOp::create(b, loc, padTy, col, off, sz, ones);
-      pad = linalg::FillOp::create(b, loc,
-                                   ValueRange{createScalar(b, loc, elem, 0.0)},
-                                   ValueRange{pad})
-                .getResult(0);
-      col = tensor::InsertSliceOp::create(b, loc, pad, col, off, sz, ones);
-    }
-    col = reshapeTensor(b, loc, col, {k, cols});
   }
+  if (cols > np) {
+    SmallVector<OpFoldResult> off = idx(b, {0, 0, 0, np}),
+                              sz = idx(b, {c, kh, kw, cols - np}),
+                              ones = idx(b, {1, 1, 1, 1});
+    auto padTy = RankedTensorType::get({c, kh, kw, cols - np}, elem);
+    Value pad =
+        tensor::ExtractSliceOp::create(b, loc, padTy, col, off, sz, ones);
+    pad = linalg::FillOp::create(b, loc,
+                                 ValueRange{createScalar(b, loc, elem, 0.0)},
+                                 ValueRange{pad})
+              .getResult(0);
+    col = tensor::InsertSliceOp::create(b, loc, pad, col, off, sz, ones);
+  }
+  col = reshapeTensor(b, loc, col, {k, cols});
   auto mmTy = RankedTensorType::get({f, cols}, elem);
   Value init =
       bias ? linalg::BroadcastOp::create(
