@@ -160,6 +160,17 @@ static Value multiplyAdd(OpBuilder &b, Location loc, Value x, Value w,
                  : (Value)arith::AddIOp::create(b, loc, acc, product);
 }
 
+/// The accumulator a convolution starts from, in `dest`: the bias (F)
+/// broadcast along `dims`, or zeros.
+static Value accumulatorInit(OpBuilder &b, Location loc, Value bias, Value dest,
+                             ArrayRef<int64_t> dims) {
+  if (bias)
+    return linalg::BroadcastOp::create(b, loc, bias, dest, dims)->getResult(0);
+  Value zero = createScalar(b, loc, getTensorType(dest).getElementType(), 0.0);
+  return linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{dest})
+      .getResult(0);
+}
+
 /// A grouped N-d convolution as one linalg.generic over
 /// (n, g, f, out..., c, k...): input (N, G, C/G, in...), weight
 /// (G, F, C/G, k...), init (N, G, F, out...).
@@ -266,13 +277,7 @@ static Value pointwiseConvolution(OpBuilder &b, Location loc, Value input,
   auto planeTy = RankedTensorType::get({f, p}, elem);
   // weight x `image` + bias, computed into `plane`.
   auto matmul = [&](OpBuilder &b, Location loc, Value image, Value plane) {
-    Value init = bias ? linalg::BroadcastOp::create(b, loc, bias, plane,
-                                                    ArrayRef<int64_t>{1})
-                            ->getResult(0)
-                      : linalg::FillOp::create(
-                            b, loc, ValueRange{createScalar(b, loc, elem, 0.0)},
-                            ValueRange{plane})
-                            .getResult(0);
+    Value init = accumulatorInit(b, loc, bias, plane, {1});
     return linalg::MatmulOp::create(b, loc, TypeRange{planeTy},
                                     ValueRange{w, image}, ValueRange{init})
         .getResult(0);
@@ -327,13 +332,13 @@ static Value im2colConvolution(OpBuilder &b, Location loc, Value input,
                                RankedTensorType accTy) {
   ArrayRef<int64_t> inS = getTensorType(input).getShape();
   ArrayRef<int64_t> wS = getTensorType(weight).getShape();
-  Type elem = accTy.getElementType();
   int64_t n = inS[0], c = inS[1], f = wS[0], kh = wS[2], kw = wS[3];
+  if (kh == 1 && kw == 1 && stride[0] == 1 && stride[1] == 1)
+    return pointwiseConvolution(b, loc, input, weight, bias, accTy);
+  Type elem = accTy.getElementType();
   int64_t oh = accTy.getShape()[2], ow = accTy.getShape()[3];
   int64_t k = c * kh * kw, np = n * oh * ow;
   int64_t cols = np <= 32 ? (np + 15) / 16 * 16 : (np + 31) / 32 * 32;
-  if (kh == 1 && kw == 1 && stride[0] == 1 && stride[1] == 1)
-    return pointwiseConvolution(b, loc, input, weight, bias, accTy);
   Value col =
       tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{c, kh, kw, cols}, elem);
   auto winTy = RankedTensorType::get({n, c, oh, ow}, elem);
@@ -409,11 +414,7 @@ static Value im2colConvolution(OpBuilder &b, Location loc, Value input,
   }
   col = reshapeTensor(b, loc, col, {k, cols});
   auto mmTy = RankedTensorType::get({f, cols}, elem);
-  Value init =
-      bias ? linalg::BroadcastOp::create(
-                 b, loc, bias, createEmpty(b, loc, mmTy), ArrayRef<int64_t>{1})
-                 ->getResult(0)
-           : createFilled(b, loc, mmTy, createScalar(b, loc, elem, 0.0));
+  Value init = accumulatorInit(b, loc, bias, createEmpty(b, loc, mmTy), {1});
   Value mm = linalg::MatmulOp::create(
                  b, loc, TypeRange{mmTy},
                  ValueRange{reshapeTensor(b, loc, weight, {f, k}), col},
@@ -489,11 +490,7 @@ static Value directNhwcConvolution(OpBuilder &b, Location loc, Value input,
                    : transposeTensor(b, loc, weight, {2, 3, 1, 0});
   auto outTy = RankedTensorType::get({n, oh, ow, f}, elem);
   Value init =
-      bias ? linalg::BroadcastOp::create(b, loc, bias,
-                                         createEmpty(b, loc, outTy),
-                                         ArrayRef<int64_t>{0, 1, 2})
-                 ->getResult(0)
-           : createFilled(b, loc, outTy, createScalar(b, loc, elem, 0.0));
+      accumulatorInit(b, loc, bias, createEmpty(b, loc, outTy), {0, 1, 2});
   Value r = linalg::Conv2DNhwcHwcfOp::create(
                 b, loc, TypeRange{outTy}, ValueRange{x, hwcf}, ValueRange{init},
                 b.getI64TensorAttr(stride), b.getI64TensorAttr(dilation))
@@ -726,17 +723,11 @@ struct ConvolutionLowering : public OpConversionPattern<ConvolutionOp> {
       return replaceWith4d(depthwiseConvolution(rewriter, loc, as4d(input),
                                                 as4d(weight), bias, acc4Ty,
                                                 stride2, dilation2));
-    Value init;
-    if (bias) {
-      SmallVector<int64_t> dims = {0};
-      for (int64_t j = 0; j < spatial; ++j)
-        dims.push_back(2 + j);
-      init = linalg::BroadcastOp::create(
-                 rewriter, loc, bias, createEmpty(rewriter, loc, accTy), dims)
-                 ->getResult(0);
-    } else {
-      init = createFilled(rewriter, loc, accTy, zero);
-    }
+    SmallVector<int64_t> dims = {0};
+    for (int64_t j = 0; j < spatial; ++j)
+      dims.push_back(2 + j);
+    Value init = accumulatorInit(rewriter, loc, bias,
+                                 createEmpty(rewriter, loc, accTy), dims);
     Value result =
         convolve(rewriter, loc, input, weight, init, stride, dilation, groups);
     rewriter.replaceOp(op, castTensor(rewriter, loc, result, elem));
