@@ -282,8 +282,13 @@ PYBIND11_MODULE(_C, m) {
                                         r.text));
             return out;
           })
-      .def_property_readonly("argument_permutations",
-                             &Program::argumentPermutations);
+      // Per argument of @main: (view shape, permutation), either empty.
+      .def_property_readonly("argument_layouts", [](const Program &p) {
+        std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> out;
+        for (const poptorch_bridge::ArgumentLayout &l : p.argumentLayouts())
+          out.emplace_back(l.shape, l.perm);
+        return out;
+      });
 
   m.def("release_all_programs", &poptorch_bridge::releaseAllPrograms);
   m.def("pipeline_stages", &poptorch_bridge::pipelineStages);

@@ -150,6 +150,15 @@ struct PassRecord {
   std::string text; // the module after it; empty unless snapshotPasses
 };
 
+/// How a program reads one argument: the caller views the tensor as `shape`
+/// (empty: its own shape), then permutes that view by `perm` (empty: none),
+/// and passes it contiguous. A linear layer's transposed weight is
+/// {{}, {1, 0}}; one laid out in panels of nr columns {{N / nr, nr, K},
+/// {0, 2, 1}}.
+struct ArgumentLayout {
+  std::vector<int64_t> shape, perm;
+};
+
 /// A JIT-compiled program. Thread-compatible; `run` may be called repeatedly.
 class Program {
 public:
@@ -169,10 +178,9 @@ public:
   timings() const = 0;
   /// Every top-level pass that ran, in order.
   virtual const std::vector<PassRecord> &passes() const = 0;
-  /// For each argument of @main: the permutation the program expects the
-  /// caller to have applied to it (poptorch-prepack-parameters), or empty.
-  virtual const std::vector<std::vector<int64_t>> &
-  argumentPermutations() const = 0;
+  /// For each argument of @main: the layout the program expects the caller
+  /// to have given it (poptorch-prepack-parameters, poptorch-pack-weights).
+  virtual const std::vector<ArgumentLayout> &argumentLayouts() const = 0;
   /// How the executable was obtained: "compiled", "loaded" (from the cache),
   /// or "recompiled: <why the cache entry was rejected>".
   virtual const std::string &origin() const = 0;

@@ -302,7 +302,7 @@ std::string toText(Operation *op) {
 // Executable cache: the object code of a compiled program on disk.
 //
 // An entry is one file: magic, the cache key it was written for, the
-// argument permutations (metadata the runtime needs), the pipeline schedule
+// argument layouts (metadata the runtime needs), the pipeline schedule
 // (`poptorch.pipeline`, for the fallback warning of a loaded program), the
 // object files that compileToObjects produced, and an xxh3 checksum of all
 // of it. Anything that does not check out (another key, wrong length, bad
@@ -311,8 +311,9 @@ std::string toText(Operation *op) {
 //===----------------------------------------------------------------------===//
 
 // 02: a list of object files (one per part compiled in parallel); 03: the
-// pipeline schedule.
-constexpr char kCacheMagic[8] = {'P', 'T', 'E', 'X', 'E', 'C', '0', '3'};
+// pipeline schedule; 04: argument layouts (a view shape and a permutation)
+// instead of permutations.
+constexpr char kCacheMagic[8] = {'P', 'T', 'E', 'X', 'E', 'C', '0', '4'};
 
 void putU64(std::string &out, uint64_t v) {
   out.append(reinterpret_cast<const char *>(&v), sizeof(v));
@@ -335,24 +336,23 @@ bool getBytes(llvm::StringRef &in, llvm::StringRef &bytes) {
   return true;
 }
 
-std::string encodePermutations(const std::vector<std::vector<int64_t>> &ps) {
+std::string encodeLayouts(const std::vector<ArgumentLayout> &layouts) {
   std::string out;
-  putU64(out, ps.size());
-  for (auto &p : ps) {
-    putU64(out, p.size());
-    for (int64_t d : p)
+  auto putList = [&](const std::vector<int64_t> &list) {
+    putU64(out, list.size());
+    for (int64_t d : list)
       putU64(out, uint64_t(d));
+  };
+  putU64(out, layouts.size());
+  for (const ArgumentLayout &l : layouts) {
+    putList(l.shape);
+    putList(l.perm);
   }
   return out;
 }
 
-bool decodePermutations(llvm::StringRef in,
-                        std::vector<std::vector<int64_t>> &ps) {
-  uint64_t n;
-  if (!getU64(in, n) || n > in.size())
-    return false;
-  ps.assign(n, {});
-  for (auto &p : ps) {
+bool decodeLayouts(llvm::StringRef in, std::vector<ArgumentLayout> &layouts) {
+  auto getList = [&](std::vector<int64_t> &list) {
     uint64_t m;
     if (!getU64(in, m) || m > in.size())
       return false;
@@ -360,9 +360,17 @@ bool decodePermutations(llvm::StringRef in,
       uint64_t d;
       if (!getU64(in, d))
         return false;
-      p.push_back(int64_t(d));
+      list.push_back(int64_t(d));
     }
-  }
+    return true;
+  };
+  uint64_t n;
+  if (!getU64(in, n) || n > in.size())
+    return false;
+  layouts.assign(n, {});
+  for (ArgumentLayout &l : layouts)
+    if (!getList(l.shape) || !getList(l.perm))
+      return false;
   return in.empty();
 }
 
@@ -370,7 +378,7 @@ bool decodePermutations(llvm::StringRef in,
 /// concurrent reader never sees half an entry. Failures only lose the cache.
 void writeCacheEntry(const CompileOptions &o,
                      const std::vector<std::string> &objects,
-                     const std::vector<std::vector<int64_t>> &perms,
+                     const std::vector<ArgumentLayout> &layouts,
                      const std::string &schedule) {
   std::string data(kCacheMagic, sizeof(kCacheMagic));
   auto putBytes = [&](llvm::StringRef b) {
@@ -378,7 +386,7 @@ void writeCacheEntry(const CompileOptions &o,
     data.append(b.data(), b.size());
   };
   putBytes(o.cacheKey);
-  putBytes(encodePermutations(perms));
+  putBytes(encodeLayouts(layouts));
   putBytes(schedule);
   putU64(data, objects.size());
   for (const std::string &object : objects)
@@ -389,8 +397,8 @@ void writeCacheEntry(const CompileOptions &o,
 
 /// Reads and checks an entry; on failure returns false and says why.
 bool readCacheEntry(const CompileOptions &o, std::vector<std::string> &objects,
-                    std::vector<std::vector<int64_t>> &perms,
-                    std::string &schedule, std::string &why) {
+                    std::vector<ArgumentLayout> &layouts, std::string &schedule,
+                    std::string &why) {
   auto buffer = llvm::MemoryBuffer::getFile(o.cachePath, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer) {
@@ -428,7 +436,7 @@ bool readCacheEntry(const CompileOptions &o, std::vector<std::string> &objects,
     why = "the cache entry is corrupted (checksum mismatch)";
     return false;
   }
-  if (!decodePermutations(meta, perms)) {
+  if (!decodeLayouts(meta, layouts)) {
     why = "the cache entry's metadata is malformed";
     return false;
   }
@@ -1051,7 +1059,7 @@ public:
       stageTimes.emplace_back(name, seconds(clock() - ts));
       if (options.snapshotPasses)
         stageTexts.emplace_back(name, toText(module->getOperation()));
-      recordArgumentPermutations(*module);
+      recordArgumentLayouts(*module);
       recordPipelineSchedule(*module);
     }
 
@@ -1063,7 +1071,7 @@ public:
       throw CompileError("JIT compilation failed: " + why + "\n" + diags);
     stageTimes.emplace_back("jit", seconds(clock() - tj));
     if (!options.cachePath.empty())
-      writeCacheEntry(options, objects, permutations, schedule);
+      writeCacheEntry(options, objects, layouts, schedule);
   }
 
   /// Loads the cached object code. Never throws: any problem is a reason to
@@ -1072,15 +1080,15 @@ public:
                      const CompileOptions &options, std::string &why) {
     auto t0 = std::chrono::steady_clock::now();
     std::vector<std::string> objects;
-    std::vector<std::vector<int64_t>> perms;
+    std::vector<ArgumentLayout> argLayouts;
     std::string pipeline;
-    if (!readCacheEntry(options, objects, perms, pipeline, why))
+    if (!readCacheEntry(options, objects, argLayouts, pipeline, why))
       return false;
     if (!link(objects, options.cachePath, why)) {
       why = "the cached object code cannot be linked: " + why;
       return false;
     }
-    permutations = std::move(perms);
+    layouts = std::move(argLayouts);
     schedule = std::move(pipeline);
     stageTexts.emplace_back("captured", moduleText);
     stageTimes.emplace_back("load-cache",
@@ -1238,9 +1246,8 @@ public:
     }
     return stageTexts;
   }
-  const std::vector<std::vector<int64_t>> &
-  argumentPermutations() const override {
-    return permutations;
+  const std::vector<ArgumentLayout> &argumentLayouts() const override {
+    return layouts;
   }
   const std::vector<std::pair<std::string, double>> &timings() const override {
     return stageTimes;
@@ -1286,7 +1293,7 @@ private:
   }
   std::vector<std::pair<std::string, double>> stageTimes;
   std::vector<PassRecord> passRecords;
-  std::vector<std::vector<int64_t>> permutations;
+  std::vector<ArgumentLayout> layouts;
   std::string schedule;
 
   /// Reads the schedule poptorch-device-iterations records on @main
@@ -1298,18 +1305,23 @@ private:
       schedule = attr.str();
   }
 
-  /// Reads `poptorch.permuted` from @main's arguments while @main is still a
-  /// func.func (the LLVM lowering drops argument attributes).
-  void recordArgumentPermutations(ModuleOp module) {
+  /// Reads `poptorch.packed_shape` and `poptorch.permuted` from @main's
+  /// arguments while @main is still a func.func (the LLVM lowering drops
+  /// argument attributes).
+  void recordArgumentLayouts(ModuleOp module) {
     auto main = module.lookupSymbol<func::FuncOp>("main");
     if (!main)
       return;
-    permutations.assign(main.getNumArguments(), {});
-    for (unsigned i = 0; i < main.getNumArguments(); ++i)
-      if (auto dims =
-              main.getArgAttrOfType<DenseI64ArrayAttr>(i, "poptorch.permuted"))
-        permutations[i].assign(dims.asArrayRef().begin(),
-                               dims.asArrayRef().end());
+    layouts.assign(main.getNumArguments(), {});
+    auto read = [&](unsigned i, llvm::StringRef name,
+                    std::vector<int64_t> &out) {
+      if (auto dims = main.getArgAttrOfType<DenseI64ArrayAttr>(i, name))
+        out.assign(dims.asArrayRef().begin(), dims.asArrayRef().end());
+    };
+    for (unsigned i = 0; i < main.getNumArguments(); ++i) {
+      read(i, "poptorch.packed_shape", layouts[i].shape);
+      read(i, "poptorch.permuted", layouts[i].perm);
+    }
   }
 };
 

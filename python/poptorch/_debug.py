@@ -488,9 +488,12 @@ def program_arguments(graph: Any, args: Sequence[Any], kwargs: dict[str, Any]) -
 
 def run_program(program: Any, arguments: Sequence[torch.Tensor],
                 results: Sequence[tuple[Sequence[int], torch.dtype]]) -> list[torch.Tensor]:
-    """Runs ``program`` on unpermuted ``arguments``; ``results``: (shape, dtype) of each."""
-    perms = list(program.argument_permutations)
-    inputs = [(t.permute(perms[i]) if i < len(perms) and perms[i] else t).contiguous()
+    """Runs ``program`` on ``arguments`` in their own layouts (it lays out the prepacked
+    ones); ``results``: (shape, dtype) of each."""
+    from ._tracing import _program_layout
+
+    layouts = list(program.argument_layouts)
+    inputs = [(_program_layout(t, layouts[i]) if i < len(layouts) else t).contiguous()
               for i, t in enumerate(arguments)]
     outputs = [torch.empty(list(shape), dtype=dtype) for shape, dtype in results]
     program.run(inputs, outputs)

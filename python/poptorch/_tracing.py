@@ -400,10 +400,27 @@ def _trace(model: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any
     return graph
 
 
-def _program_layout(t: torch.Tensor, perm: list[int]) -> torch.Tensor:
+Layout = tuple[list[int], list[int]]
+"""How the program reads a parameter or buffer: viewed as ``shape`` (empty: its own
+shape), then permuted by ``perm`` (empty: not permuted). See ``_C.Program.argument_layouts``."""
+
+
+def _program_layout(t: torch.Tensor, layout: Layout) -> torch.Tensor:
     """A view of a host parameter or buffer in the layout the program reads it in
-    (prepacked: permuted by ``perm``, or as it is)."""
-    return t.detach().permute(perm) if perm else t.detach()
+    (prepacked: a transposed linear weight, a weight in panels; or as it is)."""
+    shape, perm = layout
+    view = t.detach()
+    if shape:
+        view = view.reshape(shape)
+    return view.permute(perm) if perm else view
+
+
+def _host_layout(dev: torch.Tensor, layout: Layout, host_shape: torch.Size) -> torch.Tensor:
+    """The inverse of ``_program_layout``: a device tensor viewed as the host's."""
+    shape, perm = layout
+    if perm:
+        dev = dev.permute([perm.index(d) for d in range(len(perm))])
+    return dev.reshape(host_shape) if shape else dev
 
 
 class Executable:
@@ -485,13 +502,13 @@ class Executable:
 
         return _debug.timing_report(self)
 
-    def _state_permutations(self) -> list[list[int]]:
+    def _state_layouts(self) -> list[Layout]:
         """Per parameter/buffer: the layout the program reads it in (prepacked)."""
         n_inputs = self.graph.num_inputs
         n_state = len(self.graph.parameters) + len(self.graph.buffers)
         # After bufferization @main also has one out-param per result: skip those.
-        perms = list(self._program.argument_permutations)[n_inputs:n_inputs + n_state]
-        return perms + [[]] * (n_state - len(perms))
+        layouts = list(self._program.argument_layouts)[n_inputs:n_inputs + n_state]
+        return layouts + [([], [])] * (n_state - len(layouts))
 
     def set_random_seed(self, seed: int | None = None) -> None:
         """Restarts the random sequence of the model's random ops from ``seed``.
@@ -509,9 +526,9 @@ class Executable:
         with torch.no_grad():
             # One copy each, straight into the layout the program reads.
             self._device_state = []
-            for (_, t), perm in zip(self.graph.parameters + self.graph.buffers,
-                                    self._state_permutations(), strict=True):
-                view = _program_layout(t, perm)
+            for (_, t), layout in zip(self.graph.parameters + self.graph.buffers,
+                                      self._state_layouts(), strict=True):
+                view = _program_layout(t, layout)
                 self._device_state.append(torch.empty(view.shape, dtype=view.dtype).copy_(view))
         self._replica_state = [] if self._broadcast else [
             [t.clone() for t in self._device_state] for _ in range(self.batching.replicas - 1)]
@@ -522,11 +539,11 @@ class Executable:
         replica read the new values from the next call on)."""
         with torch.no_grad():
             n_params = len(self.graph.parameters)
-            perms = self._state_permutations()
+            layouts = self._state_layouts()
             for i, (name, host) in enumerate(self.graph.buffers, n_params):
                 if name not in names:
                     continue
-                new = _program_layout(host, perms[i])
+                new = _program_layout(host, layouts[i])
                 for state in (self._device_state, *self._replica_state):
                     state[i].copy_(new)
 
@@ -563,12 +580,10 @@ class Executable:
 
     def copy_weights_to_host(self) -> None:
         with torch.no_grad():
-            for (_, host), dev, perm in zip(self.graph.parameters + self.graph.buffers,
-                                            self._device_state, self._state_permutations(),
-                                            strict=True):
-                if perm:  # undo the upload-time permutation
-                    dev = dev.permute([perm.index(d) for d in range(len(perm))])
-                host.copy_(dev)
+            for (_, host), dev, layout in zip(self.graph.parameters + self.graph.buffers,
+                                              self._device_state, self._state_layouts(),
+                                              strict=True):
+                host.copy_(_host_layout(dev, layout, host.shape))  # undo the upload's layout
 
     def check_signature(self, args: Sequence[Any], kwargs: dict[str, Any]) -> Signature:
         sig = Signature.of(args, kwargs)

@@ -75,6 +75,21 @@ int64_t hostVectorBits() {
   return features.lookup("avx512f") ? 512 : 256;
 }
 
+/// The vector width the code generator targets: the host's, or the
+/// vector-bits of POPTORCH_TILE_OPTIONS (see below) when it names one, so
+/// that weight panels and register blocks agree.
+int64_t targetVectorBits() {
+  const char *env = std::getenv("POPTORCH_TILE_OPTIONS");
+  llvm::StringRef options = env ? env : "";
+  size_t at = options.find("vector-bits=");
+  int64_t bits;
+  if (at != llvm::StringRef::npos && !options.drop_front(at + 12)
+                                          .take_while(llvm::isDigit)
+                                          .getAsInteger(10, bits))
+    return bits;
+  return hostVectorBits();
+}
+
 /// The options of poptorch-tile-and-vectorize: min-parallel-cost, or the text
 /// of POPTORCH_TILE_OPTIONS when set (e.g. "min-parallel-cost=67108864
 /// pack-rhs=false"), for measuring the code generator's choices side by side
@@ -87,7 +102,7 @@ std::string tileAndVectorizeStage() {
   if (const char *env = std::getenv("POPTORCH_TILE_OPTIONS"))
     options = env;
   if (options.find("vector-bits") == std::string::npos)
-    options += " vector-bits=" + std::to_string(hostVectorBits());
+    options += " vector-bits=" + std::to_string(targetVectorBits());
   return "builtin.module(poptorch-tile-and-vectorize{" + options +
          "}, canonicalize, cse)";
 }
@@ -113,7 +128,9 @@ mlir::poptorch::getCompilePipelineStages() {
        "poptorch-prepack-parameters), poptorch-prepack-stage-parameters)"},
       {"to-linalg",
        "builtin.module(convert-poptorch-to-linalg, canonicalize, cse, "
-       "func.func(poptorch-fuse-elementwise), canonicalize, cse)"},
+       "func.func(poptorch-pack-weights{vector-bits=" +
+           std::to_string(targetVectorBits()) +
+           "}, poptorch-fuse-elementwise), canonicalize, cse)"},
       {"tile-and-vectorize", tileAndVectorizeStage()},
       {"bufferize",
        "builtin.module(func.func(poptorch-distinct-buffers), "

@@ -1,10 +1,12 @@
 //===- FuseElementwise.cpp - elementwise fusion that keeps contractions ---===//
 //
 // poptorch-fuse-elementwise: upstream's elementwise fusion and reshape
-// propagation, except that named contractions and convolutions are never
+// propagation, except that contractions and named convolutions are never
 // rewritten. Upstream `linalg-fuse-elementwise-ops` folds reshapes into them
 // by expansion, which turns linalg.matmul into a linalg.generic that the
-// codegen strategy no longer recognises as a matmul.
+// codegen strategy no longer recognises as a matmul, and fuses elementwise
+// producers into a generic contraction (poptorch-pack-weights' panel
+// matmuls), which then recomputes them for every column tile.
 //
 // Element reads (`tensor.extract`) from a transposed tensor read the
 // transpose's input instead, so a gather never materializes a transpose; a
@@ -26,22 +28,47 @@ namespace mlir::poptorch {
 
 using namespace mlir;
 
-/// Named ops whose identity the codegen strategy relies on.
-static bool isNamedContractionOrConvolution(Operation *op) {
+/// Ops whose identity the codegen strategy relies on: contractions (named
+/// or generic) and named convolutions.
+static bool isContractionOrConvolution(Operation *op) {
   auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
-  if (!linalgOp || isa<linalg::GenericOp>(op))
+  if (!linalgOp)
     return false;
   return linalg::isaContractionOpInterface(linalgOp) ||
-         linalg::isaConvolutionOpInterface(linalgOp);
+         (!isa<linalg::GenericOp>(op) &&
+          linalg::isaConvolutionOpInterface(linalgOp));
+}
+
+/// Folding the collapse_shape that produces `operand` into its consumer
+/// expands the consumer's loops over the collapsed dims. A reduction loop
+/// split in two (a layer norm's mean over 48 x 16 instead of 768, after the
+/// matmul before it went into weight panels) tiles and vectorizes poorly: a
+/// vector of the whole 2-D block, flattened element group by element group.
+static bool splitsReduction(OpOperand *operand) {
+  auto collapse = operand->get().getDefiningOp<tensor::CollapseShapeOp>();
+  auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
+  if (!collapse || !consumer || consumer.getNumReductionLoops() == 0)
+    return false;
+  AffineMap map = consumer.getMatchingIndexingMap(operand);
+  SmallVector<utils::IteratorType> iterators = consumer.getIteratorTypesArray();
+  for (auto [i, group] : llvm::enumerate(collapse.getReassociationIndices())) {
+    auto dim = dyn_cast<AffineDimExpr>(map.getResult(i));
+    if (group.size() > 1 && dim &&
+        iterators[dim.getPosition()] == utils::IteratorType::reduction)
+      return true;
+  }
+  return false;
 }
 
 /// Fuse (or fold a reshape) across `operand` only when neither side is a
-/// named contraction/convolution, and only when the producer has no other
-/// user (so fusion never duplicates work).
+/// contraction/convolution, and only when the producer has no other user
+/// (so fusion never duplicates work).
 static bool shouldFuse(OpOperand *operand) {
   Operation *producer = operand->get().getDefiningOp();
-  if (!producer || isNamedContractionOrConvolution(producer) ||
-      isNamedContractionOrConvolution(operand->getOwner()))
+  if (!producer || isContractionOrConvolution(producer) ||
+      isContractionOrConvolution(operand->getOwner()))
+    return false;
+  if (splitsReduction(operand))
     return false;
   return producer->hasOneUse();
 }

@@ -77,6 +77,20 @@ struct VectorTarget {
 };
 thread_local VectorTarget target;
 
+VectorTarget targetFor(int64_t vectorBits) {
+  return vectorBits == 512 ? VectorTarget{16, 8, 32} : VectorTarget{8, 6, 16};
+}
+
+/// Columns of the register block of a contraction whose row block has `mr`
+/// rows: two registers by t.rows rows keeps 16 (AVX-512) or 12 (AVX2)
+/// accumulators in registers; short m (batch-1/8 linear layers) widens the
+/// block so that enough independent FMA chains hide the latency.
+int64_t blockColumns(int64_t mr, const VectorTarget &t) {
+  return mr >= 6   ? 2 * t.lanes
+         : mr >= 3 ? t.registers / 8 * t.lanes
+                   : t.registers / 4 * t.lanes;
+}
+
 /// Rows of the register blocks over `extent` rows (a channels-last
 /// convolution's output pixels along the width), at most target.rows; the
 /// rows that no block divides make one partial block. A block of r rows
@@ -252,11 +266,55 @@ void vectorizeIfPossible(RewriterBase &rewriter, linalg::LinalgOp op) {
     rewriter.replaceOp(op, result->replacements);
 }
 
+/// A register tile of a generic contraction with unit loops (a panel
+/// matmul's tile has one panel: (m, 1, nr, k)) as the named op it is once
+/// they are dropped (rank-reducing slices of its operands), or `op` as it
+/// is. The vectorizer makes a generic contraction's operands one vector of
+/// the whole iteration space each, which the contraction lowering unrolled
+/// into a horizontal sum per output element; a linalg.matmul's operands
+/// keep their shapes and become a register tile of FMAs.
+linalg::LinalgOp asNamedContraction(RewriterBase &rewriter,
+                                    linalg::LinalgOp op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!generic || op.getNumReductionLoops() == 0 || !hasStaticLoops(op))
+    return op;
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty())
+    return op;
+  // The innermost m, n and k loops stay, unit or not: a one-row tile is a
+  // 1 x nr matmul, not a matrix-vector product (whose vectorization reads B
+  // transposed).
+  SmallVector<unsigned> unit;
+  for (auto [d, range] : llvm::enumerate(op.getStaticLoopRanges()))
+    if (range == 1 && d != dims->m.back() && d != dims->n.back() &&
+        d != dims->k.back())
+      unit.push_back(d);
+  if (unit.empty())
+    return op;
+  linalg::ControlDropUnitDims options;
+  options.rankReductionStrategy =
+      linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
+  options.controlFn = [&](Operation *) { return unit; };
+  rewriter.setInsertionPoint(generic);
+  FailureOr<linalg::DropUnitDimsResult> dropped =
+      linalg::dropUnitDims(rewriter, generic, options);
+  if (failed(dropped))
+    return op;
+  rewriter.replaceOp(generic, dropped->replacements);
+  auto reduced = dyn_cast<linalg::GenericOp>(dropped->resultOp.getOperation());
+  if (!reduced)
+    return cast<linalg::LinalgOp>(dropped->resultOp.getOperation());
+  FailureOr<linalg::LinalgOp> named =
+      linalg::specializeGenericOp(rewriter, reduced);
+  return succeeded(named) ? *named : cast<linalg::LinalgOp>(*reduced);
+}
+
 void vectorizeAllIn(RewriterBase &rewriter, Operation *root) {
   SmallVector<linalg::LinalgOp> ops;
   root->walk([&](linalg::LinalgOp op) { ops.push_back(op); });
   for (linalg::LinalgOp op : ops)
-    vectorizeIfPossible(rewriter, op);
+    vectorizeIfPossible(rewriter, asNamedContraction(rewriter, op));
 }
 
 /// Splits each tile loop whose step does not divide its trip count into a
@@ -453,14 +511,9 @@ std::optional<ContractionTiles> chooseContractionTiles(linalg::LinalgOp op) {
 
   unsigned mDim = dims->m.back(), nDim = dims->n.back(), kDim = dims->k.back();
   int64_t m = ranges[mDim], n = ranges[nDim], k = ranges[kDim];
-  // Two registers of columns by target.rows rows keeps 16 (AVX-512) or 12
-  // (AVX2) accumulators in registers; short m (batch-1/8 linear layers)
-  // widens the block so that enough independent FMA chains hide the latency.
   int64_t lanes = target.lanes;
   int64_t mr = std::min<int64_t>(m, target.rows);
-  int64_t nrWanted = mr >= 6   ? 2 * lanes
-                     : mr >= 3 ? target.registers / 8 * lanes
-                               : target.registers / 4 * lanes;
+  int64_t nrWanted = blockColumns(mr, target);
   int64_t nr = n <= nrWanted ? n : nrWanted;
   if (n > nrWanted && n < nrWanted + lanes)
     nr = nrWanted; // avoid a sliver: one masked remainder tile
@@ -1196,8 +1249,7 @@ struct TileAndVectorizePass
                          << int64_t(vectorBits);
       return signalPassFailure();
     }
-    target =
-        vectorBits == 512 ? VectorTarget{16, 8, 32} : VectorTarget{8, 6, 16};
+    target = targetFor(vectorBits);
     IRRewriter rewriter(&getContext());
     int64_t parallelCost = minParallelCost;
     if (minProgramParallelCost > 0) {
@@ -1275,3 +1327,8 @@ struct TileAndVectorizePass
 };
 
 } // namespace
+
+int64_t mlir::poptorch::contractionBlockColumns(int64_t m, int64_t vectorBits) {
+  VectorTarget t = targetFor(vectorBits);
+  return blockColumns(std::min(m, t.rows), t);
+}

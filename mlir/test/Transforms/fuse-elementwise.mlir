@@ -1,6 +1,6 @@
 // poptorch-fuse-elementwise: elementwise chains fuse into one generic, while
-// reshapes are never folded into named contractions (which would turn them
-// into linalg.generic).
+// contractions (named or generic) are never fused into and reshapes never
+// folded into them (which would turn a named one into linalg.generic).
 // RUN: poptorch-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(poptorch-fuse-elementwise))' | FileCheck %s
 
 // CHECK-LABEL: func.func @chain
@@ -171,4 +171,58 @@ func.func @unit_expanded_per_row(%s: tensor<4xf32>, %x: tensor<4x32xf32>) -> ten
     linalg.yield %m : f32
   } -> tensor<4x32xf32>
   return %r : tensor<4x32xf32>
+}
+
+// -----
+
+// A panel matmul (poptorch-pack-weights) keeps its producers and its
+// result: the relu before it is not fused into it, and the row sum after it
+// (with the bias + relu fused in) reads the collapsed result with its one
+// reduction over 64 columns; folding the collapse into it would split the
+// reduction into 4 x 16.
+// CHECK-LABEL: func.func @panel_matmul
+// CHECK: %[[RELU:.+]] = linalg.generic {{.*}} ins(%arg0 : tensor<8x32xf32>)
+// CHECK: arith.maximumf
+// CHECK: %[[MM:.+]] = linalg.generic {{.*}} ins(%[[RELU]], %arg1 : tensor<8x32xf32>, tensor<4x32x16xf32>)
+// CHECK: %[[FLAT:.+]] = tensor.collapse_shape %[[MM]] {{\[}}[0], [1, 2]]
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%arg2, %[[FLAT]] : tensor<64xf32>, tensor<8x64xf32>)
+#a = affine_map<(m, p, j, k) -> (m, k)>
+#w = affine_map<(m, p, j, k) -> (p, k, j)>
+#c = affine_map<(m, p, j, k) -> (m, p, j)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#col = affine_map<(d0, d1) -> (d1)>
+func.func @panel_matmul(%x: tensor<8x32xf32>, %w: tensor<4x32x16xf32>, %b: tensor<64xf32>) -> tensor<8xf32> {
+  %cst = arith.constant 0.0 : f32
+  %ex = tensor.empty() : tensor<8x32xf32>
+  %relu = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<8x32xf32>) outs(%ex : tensor<8x32xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %t = arith.maximumf %p, %cst : f32
+    linalg.yield %t : f32
+  } -> tensor<8x32xf32>
+  %e3 = tensor.empty() : tensor<8x4x16xf32>
+  %f3 = linalg.fill ins(%cst : f32) outs(%e3 : tensor<8x4x16xf32>) -> tensor<8x4x16xf32>
+  %mm = linalg.generic {indexing_maps = [#a, #w, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%relu, %w : tensor<8x32xf32>, tensor<4x32x16xf32>) outs(%f3 : tensor<8x4x16xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %0 = arith.mulf %p, %q : f32
+    %1 = arith.addf %acc, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<8x4x16xf32>
+  %flat = tensor.collapse_shape %mm [[0], [1, 2]] : tensor<8x4x16xf32> into tensor<8x64xf32>
+  %e = tensor.empty() : tensor<8x64xf32>
+  %biased = linalg.generic {indexing_maps = [#col, #id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%b, %flat : tensor<64xf32>, tensor<8x64xf32>) outs(%e : tensor<8x64xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %0 = arith.addf %p, %q : f32
+    %1 = arith.maximumf %0, %cst : f32
+    linalg.yield %1 : f32
+  } -> tensor<8x64xf32>
+  %er = tensor.empty() : tensor<8xf32>
+  %fr = linalg.fill ins(%cst : f32) outs(%er : tensor<8xf32>) -> tensor<8xf32>
+  %sum = linalg.generic {indexing_maps = [#id2, #row], iterator_types = ["parallel", "reduction"]} ins(%biased : tensor<8x64xf32>) outs(%fr : tensor<8xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %0 = arith.addf %p, %o : f32
+    linalg.yield %0 : f32
+  } -> tensor<8xf32>
+  return %sum : tensor<8xf32>
 }

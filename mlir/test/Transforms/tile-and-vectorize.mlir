@@ -292,3 +292,45 @@ func.func @conv_nhwc_block_rows(%x7: tensor<1x9x9x16xf32>, %x14: tensor<1x16x16x
   %c56 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x56, %w : tensor<1x3x58x16xf32>, tensor<3x3x16x16xf32>) outs(%f56 : tensor<1x1x56x16xf32>) -> tensor<1x1x56x16xf32>
   return %c7, %c14, %c56 : tensor<1x7x7x16xf32>, tensor<1x14x14x16xf32>, tensor<1x1x56x16xf32>
 }
+
+// -----
+
+// A matmul reading its weight in panels (poptorch-pack-weights): 8 rows by
+// 4 panels of 16 columns. Each register tile reads one panel row after
+// another (16 contiguous elements each) and is a 6 x 16 (and a 2 x 16)
+// block of FMAs, with the bias + relu consumer on it: its unit panel loop
+// is dropped, so that it vectorizes as the matmul it is, not as a
+// horizontal sum per output element.
+// AVX2-LABEL: func.func @panel_matmul
+// AVX2: scf.for {{.*}} -> (vector<6x16xf32>)
+// AVX2: vector.transfer_read %arg1[%{{.+}}, %{{.+}}, %c0]{{.*}} : tensor<4x64x16xf32>, vector<8x16xf32>
+// AVX2: vector.fma {{.*}} : vector<16xf32>
+// AVX2: arith.maximumf {{.*}} : vector<6x1x16xf32>
+// AVX2: scf.for {{.*}} -> (vector<2x16xf32>)
+// AVX2-NOT: vector.reduction
+// AVX2: return
+#a = affine_map<(m, p, j, k) -> (m, k)>
+#p = affine_map<(m, p, j, k) -> (p, k, j)>
+#c = affine_map<(m, p, j, k) -> (m, p, j)>
+#bias = affine_map<(m, p, j) -> (p, j)>
+#id3 = affine_map<(m, p, j) -> (m, p, j)>
+func.func @panel_matmul(%x: tensor<8x64xf32>, %w: tensor<4x64x16xf32>, %b: tensor<4x16xf32>) -> tensor<8x4x16xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x4x16xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<8x4x16xf32>) -> tensor<8x4x16xf32>
+  %mm = linalg.generic {indexing_maps = [#a, #p, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<8x64xf32>, tensor<4x64x16xf32>) outs(%f : tensor<8x4x16xf32>) {
+  ^bb0(%in: f32, %in_w: f32, %acc: f32):
+    %0 = arith.mulf %in, %in_w : f32
+    %1 = arith.addf %acc, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<8x4x16xf32>
+  %r = linalg.generic {indexing_maps = [#bias, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%b, %mm : tensor<4x16xf32>, tensor<8x4x16xf32>) outs(%e : tensor<8x4x16xf32>) {
+  ^bb0(%in: f32, %v: f32, %out: f32):
+    %0 = arith.addf %in, %v : f32
+    %1 = arith.maximumf %0, %cst : f32
+    linalg.yield %1 : f32
+  } -> tensor<8x4x16xf32>
+  return %r : tensor<8x4x16xf32>
+}

@@ -38,6 +38,11 @@ std::pair<std::string, std::string> getOutlineStagesStage();
 /// for passes that want to apply them together with their own patterns.
 void populatePoptorchDecomposePatterns(RewritePatternSet &patterns);
 
+/// The columns of the register block that poptorch-tile-and-vectorize gives
+/// a contraction with `m` rows on a target with `vectorBits`-wide registers
+/// (the width of the panels poptorch-pack-weights lays weights out in).
+int64_t contractionBlockColumns(int64_t m, int64_t vectorBits);
+
 /// Registers every dialect the pipelines use, so tools can parse any stage.
 void registerAllPoptorchDialects(DialectRegistry &registry);
 

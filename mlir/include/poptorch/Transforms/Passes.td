@@ -30,10 +30,14 @@ def PoptorchFuseElementwise : Pass<"poptorch-fuse-elementwise", "func::FuncOp"> 
   let summary = "Fuse elementwise linalg ops, keeping contractions and convolutions named";
   let description = [{
     Upstream elementwise fusion and reshape-by-expansion propagation, with a
-    control function that never rewrites a named contraction (matmul,
-    batch_matmul, ...) or convolution/pooling op, so that
-    poptorch-tile-and-vectorize can still match them. A producer is fused
-    only into its single user. A `tensor.extract` of a `linalg.transpose`
+    control function that never rewrites a contraction (matmul,
+    batch_matmul, ..., or a linalg.generic contraction such as
+    poptorch-pack-weights' panel matmuls) or a named convolution/pooling op,
+    so that poptorch-tile-and-vectorize can still match them and producers
+    are not recomputed per tile. A producer is fused only into its single
+    user, and a collapse_shape is not folded into a consumer whose reduction
+    it would split (a layer norm over 48 x 16 instead of 768 columns
+    vectorizes poorly). A `tensor.extract` of a `linalg.transpose`
     reads the transpose's input at the permuted position (a gather never
     materializes a transpose).
   }];
@@ -174,6 +178,34 @@ def PoptorchPrepackParameters : Pass<"poptorch-prepack-parameters", "func::FuncO
     they read the prepacked argument through the inverse `poptorch.permute`,
     which poptorch-fuse-elementwise folds into their element reads.
   }];
+}
+
+def PoptorchPackWeights : Pass<"poptorch-pack-weights", "func::FuncOp"> {
+  let summary = "Lay out the weights of matmuls in panels of their register block's columns";
+  let description = [{
+    A parameter argument of a public function (`poptorch.role =
+    "parameter"`) of type K x N whose only uses are as the B operand of
+    `linalg.matmul`s (a linear layer's prepacked, transposed weight) becomes
+    an argument of type (N / nr) x K x nr: panel p holds columns
+    [p nr, (p + 1) nr), each row of it contiguous. nr is the column width of
+    the register block poptorch-tile-and-vectorize gives the matmul (see
+    contractionBlockColumns), so a register tile streams one contiguous
+    panel: read in place, every row of a K x N weight is a new page for the
+    nr columns that a tile reads, and a skinny (batch 1 or 8) matmul cannot
+    reuse a per-call packed copy. Each matmul becomes a `linalg.generic`
+    contraction over (m, panel, column, k) into its result expanded to
+    M x (N / nr) x nr. The argument is marked `poptorch.packed_shape` (the
+    shape the runtime views the original parameter as) and
+    `poptorch.permuted` (the permutation of that view), which the runtime
+    applies when it uploads the weights. Weights with N not a multiple of nr
+    wider than one register block are left as they are.
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"512",
+           "Width of the target's vector registers: 512 or 256 (see "
+           "poptorch-tile-and-vectorize)">
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
 }
 
 def PoptorchDeviceIterations : Pass<"poptorch-device-iterations", "ModuleOp"> {
