@@ -1,13 +1,14 @@
 //===- MetaCache.h - memoized Meta kernel results, kept across runs -----===//
 //
 // The tracer learns the dtype, sizes and strides of every captured op's
-// results by re-dispatching the op on Meta tensors. Most Meta kernels are
-// Python functions (torch._meta_registrations): tens of microseconds a call,
-// and the first of them in a process imports torch._dynamo (~0.8 s). A model
+// results from a C++ shape function (MetaKernels.h) or by re-dispatching the
+// op on Meta tensors, whose kernels are mostly Python functions
+// (torch._meta_registrations): tens of microseconds a call, and the first of
+// them in a process imports sympy and torch._dynamo (1.1-1.8 s). A model
 // repeats the same op on the same shapes, so results are memoized on
 // everything a Meta kernel can see; with executable caching the memo is also
 // written next to the cache entries, so that a later process tracing the
-// same model calls no Meta kernel at all.
+// same model computes no shapes at all.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

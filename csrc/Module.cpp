@@ -1,5 +1,6 @@
 //===- Module.cpp - the poptorch._C Python extension --------------------===//
 #include "MetaCache.h"
+#include "MetaKernels.h"
 #include "Tracer.h"
 #include "bridge/Bridge.h"
 #include "bridge/BufferPool.h"
@@ -172,6 +173,17 @@ PYBIND11_MODULE(_C, m) {
       py::arg("path"), py::arg("tag"),
       "Writes this thread's memo of Meta results to `path` if it grew; "
       "returns how many entries were written (0: nothing new or unwritable).");
+  m.def(
+      "check_meta_kernels",
+      [](bool on) {
+        bool was = checkCppMeta();
+        setCheckCppMeta(on);
+        return was;
+      },
+      py::arg("on"),
+      "Whether the tracer checks each result of its C++ shape functions "
+      "against torch's Meta kernel (initially POPTORCH_CHECK_META=1); "
+      "returns the previous setting.");
   m.def("set_trace_sink", [](py::object fn) {
     if (fn.is_none())
       return setTraceSink(nullptr);

@@ -11,6 +11,7 @@
 #include "Tracer.h"
 #include "Device.h"
 #include "MetaCache.h"
+#include "MetaKernels.h"
 
 #include <ATen/core/Tensor.h>
 #include <ATen/native/TypeProperties.h>
@@ -558,23 +559,30 @@ std::vector<c10::IValue> Tracer::runOnMeta(const c10::OperatorHandle &op,
 std::vector<c10::IValue>
 Tracer::callOnMeta(const c10::OperatorHandle &op,
                    const std::vector<c10::IValue> &args) {
-  torch::jit::Stack stack;
-  for (const c10::IValue &a : args)
-    if (a.isDevice() && a.toDevice().type() == c10::DeviceType::IPU)
-      stack.push_back(c10::Device(c10::kMeta)); // e.g. _to_copy(device=ipu)
-    else
-      stack.push_back(mapTensors(a, [](const at::Tensor &t) -> at::Tensor {
-        // Python scalars stay CPU wrapped numbers (type promotion); other CPU
-        // 0-d tensors (masked_fill's `value`) must be on the device, like
-        // `self`.
-        if (!t.defined() || (t.device().is_cpu() &&
-                             t.unsafeGetTensorImpl()->is_wrapped_number()))
-          return t;
-        return at::empty_strided(t.sizes(), t.strides(),
-                                 t.options().device(c10::kMeta));
-      }));
+  auto metaArguments = [&] {
+    torch::jit::Stack stack;
+    for (const c10::IValue &a : args)
+      if (a.isDevice() && a.toDevice().type() == c10::DeviceType::IPU)
+        stack.push_back(c10::Device(c10::kMeta)); // e.g. _to_copy(device=ipu)
+      else
+        stack.push_back(mapTensors(a, [](const at::Tensor &t) -> at::Tensor {
+          // Python scalars stay CPU wrapped numbers (type promotion); other
+          // CPU 0-d tensors (masked_fill's `value`) must be on the device,
+          // like `self`.
+          if (!t.defined() || (t.device().is_cpu() &&
+                               t.unsafeGetTensorImpl()->is_wrapped_number()))
+            return t;
+          return at::empty_strided(t.sizes(), t.strides(),
+                                   t.options().device(c10::kMeta));
+        }));
+    return stack;
+  };
+  torch::jit::Stack stack = metaArguments();
   try {
-    op.callBoxed(stack);
+    // C++ shape functions first (MetaKernels.h): torch's Python Meta kernels
+    // import sympy and torch._dynamo the first time one runs.
+    if (!runCppMeta(op, stack, metaArguments))
+      op.callBoxed(stack);
   } catch (pybind11::error_already_set &e) {
     // Ctrl-C while a Python Meta kernel runs is the user's, not the op's:
     // it goes on as the KeyboardInterrupt it is.
@@ -586,6 +594,10 @@ Tracer::callOnMeta(const c10::OperatorHandle &op,
     if (interrupted)
       throw;
     fail(opDisplayName(op), std::string("invalid arguments: ") + e.what());
+  } catch (const c10::Error &e) {
+    // A C++ Meta kernel's message, without the C++ backtrace.
+    fail(opDisplayName(op),
+         std::string("invalid arguments: ") + e.what_without_backtrace());
   } catch (const std::exception &e) {
     fail(opDisplayName(op), std::string("invalid arguments: ") + e.what());
   }

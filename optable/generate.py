@@ -5,6 +5,7 @@ Outputs (all committed; `python optable/generate.py --check` fails if any is sta
   mlir/include/poptorch/Dialect/Poptorch/IR/PoptorchElementwiseSignatures.h.inc
   mlir/lib/Conversion/PoptorchToLinalg/ElementwiseFormulas.inc
   csrc/generated/CaptureTable.inc
+  csrc/generated/MetaKernels.inc
   docs/ops.md
 
 The dtypes and tests columns of docs/ops.md come from optable/coverage.json,
@@ -385,12 +386,121 @@ def check_coverage(observed_path: str) -> list[str]:
     return errors
 
 
+# C++ parameter types of at::meta:: functions -> (the schema types they take,
+# how a stack slot `s[i]` becomes a local `v` passed for them). A function with
+# a parameter type not listed here is not called directly.
+META_PARAM_TYPES = {
+    "const at::Tensor &": ({"Tensor"}, "at::Tensor {v} = s[{i}].toTensor();"),
+    "at::Tensor &": ({"Tensor"}, "at::Tensor {v} = s[{i}].toTensor();"),
+    "const ::std::optional<at::Tensor> &": (
+        {"Optional[Tensor]"}, "auto {v} = s[{i}].toOptional<at::Tensor>();"),
+    "const at::Scalar &": ({"number"}, "at::Scalar {v} = s[{i}].toScalar();"),
+    "const ::std::optional<at::Scalar> &": (
+        {"Optional[number]"}, "auto {v} = s[{i}].toOptional<at::Scalar>();"),
+    "int64_t": ({"int", "SymInt"}, "int64_t {v} = s[{i}].toInt();"),
+    "::std::optional<int64_t>": (
+        {"Optional[int]", "Optional[SymInt]"}, "auto {v} = s[{i}].toOptional<int64_t>();"),
+    "at::IntArrayRef": (
+        {"List[int]", "List[SymInt]"}, "std::vector<int64_t> {v} = s[{i}].toIntVector();"),
+    "at::OptionalIntArrayRef": (
+        {"Optional[List[int]]"},
+        "auto {v}_ = s[{i}].toOptional<std::vector<int64_t>>(); "
+        "at::OptionalIntArrayRef {v}; if ({v}_) {v} = *{v}_;"),
+    "bool": ({"bool"}, "bool {v} = s[{i}].toBool();"),
+    "::std::optional<bool>": ({"Optional[bool]"}, "auto {v} = s[{i}].toOptional<bool>();"),
+    "double": ({"float"}, "double {v} = s[{i}].toDouble();"),
+    "::std::optional<double>": ({"Optional[float]"}, "auto {v} = s[{i}].toOptional<double>();"),
+    "at::ScalarType": ({"ScalarType"}, "at::ScalarType {v} = s[{i}].toScalarType();"),
+    "::std::optional<at::ScalarType>": (
+        {"Optional[ScalarType]"}, "auto {v} = s[{i}].toOptional<at::ScalarType>();"),
+    "c10::string_view": ({"str"}, "std::string {v} = s[{i}].toStringRef();"),
+    "::std::optional<c10::string_view>": (
+        {"Optional[str]"},
+        "auto {v}_ = s[{i}].toOptional<std::string>(); "
+        "::std::optional<c10::string_view> {v}; if ({v}_) {v} = *{v}_;"),
+    "const at::ITensorListRef &": (
+        {"List[Tensor]"}, "std::vector<at::Tensor> {v} = s[{i}].toTensorVector();"),
+}
+
+
+def meta_declarations(base: str) -> dict[str, list[tuple[str, str]]]:
+    """at::meta:: functions declared for aten op `base`: name -> [(C++ type, name)]."""
+    import torch
+
+    header = Path(torch.__file__).parent / "include/ATen/ops" / f"{base}_meta_dispatch.h"
+    if not header.exists():
+        return {}
+    found = {}
+    for line in header.read_text().splitlines():
+        m = re.match(r"TORCH_API .+? (\w+)\((.*)\);$", line.strip())
+        if not m:
+            continue
+        params, depth, cur = [], 0, ""
+        for ch in m.group(2):
+            depth += ch == "<"
+            depth -= ch == ">"
+            if ch == "," and depth == 0:
+                params.append(cur)
+                cur = ""
+            else:
+                cur += ch
+        if cur.strip():
+            params.append(cur)
+        decl = []
+        for p in params:
+            ctype, _, pname = p.split("=")[0].strip().rpartition(" ")
+            decl.append((ctype.strip(), pname))
+        found.setdefault(m.group(1), decl)
+    return found
+
+
+def gen_meta_kernels() -> str:
+    """Direct calls of torch's C++ structured Meta kernels (at::meta::), one per
+    captured overload that has one whose parameters match its schema."""
+    import torch
+
+    out = [f"// {HEADER}",
+           "// One row per captured aten overload whose structured C++ Meta kernel the",
+           "// tracer calls directly (MetaKernels.cpp): {name, [](Stack &s) {...}}.", ""]
+    for e in table.ATEN:
+        for name, overload, mode in variants(e):
+            base = name.rstrip("_") if mode == "Inplace" else name
+            fn = {"Functional": name, "Inplace": name, "Out": f"{name}_outf"}[mode]
+            declared = meta_declarations(base)
+            # Headers also declare in-place kernels that only unstructured ops
+            # have, and libtorch does not define them: the functional kernel
+            # must be structured too.
+            decl = declared.get(fn) if base in declared else None
+            schema = {s.overload_name: s for s in
+                      torch._C._jit_get_schemas_for_operator(f"aten::{name}")}[overload]
+            args = schema.arguments
+            if decl is None or len(decl) != len(args):
+                continue
+            lines, ok = [], True
+            for i, ((ctype, pname), arg) in enumerate(zip(decl, args, strict=True)):
+                kind = META_PARAM_TYPES.get(ctype)
+                if kind is None or pname != arg.name or str(arg.real_type) not in kind[0]:
+                    ok = False
+                    break
+                lines.append(kind[1].format(v=f"a{i}", i=i))
+            if not ok:
+                continue
+            call = ", ".join(f"a{i}" for i in range(len(args)))
+            qualified = f"aten::{name}" + (f".{overload}" if overload else "")
+            out.append(f'{{"{qualified}", [](torch::jit::Stack &s) {{')
+            out.extend(f"   {line}" for line in lines)
+            out.append(f"   return results(s, at::meta::{fn}({call}));")
+            out.append("}},")
+    return "\n".join(out) + "\n"
+
+
 OUTPUTS = {
     "mlir/include/poptorch/Dialect/Poptorch/IR/PoptorchElementwiseOps.td": gen_td,
     "mlir/include/poptorch/Dialect/Poptorch/IR/PoptorchElementwiseSignatures.h.inc":
         gen_signatures,
     "mlir/lib/Conversion/PoptorchToLinalg/ElementwiseFormulas.inc": gen_formulas,
     "csrc/generated/CaptureTable.inc": gen_capture_table,
+    "csrc/generated/MetaKernels.inc": gen_meta_kernels,
     "docs/ops.md": gen_docs,
 }
 

@@ -70,6 +70,17 @@ def _seed() -> None:
     torch.manual_seed(0)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _check_meta_kernels() -> Any:
+    """Every result of the tracer's C++ shape functions is checked against torch's
+    Meta kernel (csrc/MetaKernels.h) in the whole suite; POPTORCH_CHECK_META=0 turns
+    it off."""
+    on = os.environ.get("POPTORCH_CHECK_META", "1") != "0"
+    was = poptorch._C.check_meta_kernels(on)
+    yield
+    poptorch._C.check_meta_kernels(was)
+
+
 # outcome counts of the dtype-parametrized tests, per dtype (see opsuite.py)
 _DTYPE_OF: dict[str, str] = {}
 DTYPE_OUTCOMES: dict[str, dict[str, int]] = {}

@@ -23,7 +23,8 @@ import json, sys, time
 sys.path.insert(0, {python_dir!r})
 import torch, poptorch
 torch.manual_seed(0)
-model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Linear(32, 4)).eval()
+model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Hardswish(),
+                            torch.nn.Linear(32, 4)).eval()
 opts = poptorch.Options().enableExecutableCaching({cache!r}).deviceIterations(2)
 pm = poptorch.inferenceModel(model, opts)
 x = torch.arange(8 * 16, dtype=torch.float32).reshape(8, 16) / 100
@@ -65,7 +66,8 @@ def test_second_process_loads_the_cached_executable(tmp_path: Path) -> None:
 
 def test_second_process_traces_with_the_kept_meta_results(tmp_path: Path) -> None:
     """The Meta results of the first trace are kept with the cache entries, so the
-    second process calls no Meta kernel: the first Python one imports torch._dynamo."""
+    second process calls no Meta kernel: the first Python one (hardswish has no C++
+    shape function, csrc/MetaKernels.h) imports torch._dynamo."""
     cache = tmp_path / "cache"
     first = run_process(cache, tmp_path / "a.pt")
     memo = cache / "meta-results.bin"
