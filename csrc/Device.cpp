@@ -88,6 +88,25 @@ at::Tensor emptyIpu(c10::IntArrayRef sizes, c10::IntArrayRef strides,
       dtype);
 }
 
+at::Tensor ipuAliasOf(const at::Tensor &cpu) {
+  TORCH_CHECK(cpu.device().is_cpu() && cpu.layout() == at::kStrided,
+              "poptorch: only a strided CPU tensor can be aliased on the ipu");
+  const c10::Storage &from = cpu.storage();
+  auto *owner = new c10::Storage(from);
+  c10::DataPtr data(
+      from.mutable_data(), owner,
+      [](void *ctx) { delete static_cast<c10::Storage *>(ctx); },
+      c10::Device(c10::DeviceType::IPU, 0));
+  c10::Storage storage(c10::Storage::use_byte_size_t(), from.nbytes(),
+                       std::move(data), &gAllocator, /*resizable=*/true);
+  at::Tensor t = at::detail::make_tensor<c10::TensorImpl>(
+      std::move(storage), c10::DispatchKeySet(c10::DispatchKey::IPU),
+      cpu.dtype());
+  t.unsafeGetTensorImpl()->set_sizes_and_strides(cpu.sizes(), cpu.strides(),
+                                                 cpu.storage_offset());
+  return t;
+}
+
 namespace {
 
 void checkDevice(std::optional<at::Device> device) {

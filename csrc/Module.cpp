@@ -1,4 +1,5 @@
 //===- Module.cpp - the poptorch._C Python extension --------------------===//
+#include "Device.h"
 #include "MetaCache.h"
 #include "MetaKernels.h"
 #include "Tracer.h"
@@ -173,6 +174,9 @@ PYBIND11_MODULE(_C, m) {
       py::arg("path"), py::arg("tag"),
       "Writes this thread's memo of Meta results to `path` if it grew; "
       "returns how many entries were written (0: nothing new or unwritable).");
+  m.def("ipu_alias_of", &ipuAliasOf, py::arg("tensor"),
+        "An ipu tensor sharing the memory of a CPU tensor (parameters and "
+        "buffers while tracing, whose values tracing never reads or writes).");
   m.def(
       "check_meta_kernels",
       [](bool on) {

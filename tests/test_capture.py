@@ -172,6 +172,32 @@ def test_buffer_update_is_a_result_with_updates_attribute():
     assert graph.buffer_update_args == [1, 2]
 
 
+def test_tracing_leaves_the_model_state_untouched():
+    """Parameters and buffers are traced in place of the model's own memory (no
+    copy): the ops that write them are captured, never run on it."""
+    class Writer(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.randn(3))
+            self.register_buffer("total", torch.randn(3))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            with torch.no_grad():
+                self.weight.mul_(2)
+            self.total.copy_(x.sum(0))
+            self.total[0] = 5.0
+            return x * self.weight + self.total
+
+    model = Writer()
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    x = torch.randn(2, 3)
+    poptorch.trace(model, x)
+    ipu = poptorch.inferenceModel(model)
+    ipu(x)
+    for k, v in model.state_dict().items():
+        assert torch.equal(v, before[k]), k
+
+
 def test_buffer_updates_persist_across_calls():
     model = Counter()
     ipu = poptorch.inferenceModel(model)

@@ -340,10 +340,15 @@ def _trace(model: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any
                 ipu_leaves.append(t)
             else:
                 ipu_leaves.append(leaf)
+        # Parameters and buffers share the model's memory: tracing never reads
+        # or writes their values (the tracer binds them to arguments), and a
+        # copy cost BERT 0.18 s of its 0.24 s trace.
         state: dict[str, torch.Tensor] = {}
         for role, named in (("parameter", parameters), ("buffer", buffers)):
             for name, host in named:
-                t = host.detach().to(IPU)
+                t = (_C.ipu_alias_of(host.detach())
+                     if host.device.type == "cpu" and host.layout == torch.strided
+                     else host.detach().to(IPU))
                 tracer.add_argument(t, name, role)
                 state[name] = t
 
