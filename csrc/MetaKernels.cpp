@@ -99,48 +99,18 @@ bool hardtanhInplace(Stack &s) {
   return results(s, at::meta::clamp_(self, s[1].toScalar(), s[2].toScalar()));
 }
 
+const std::unordered_map<std::string, Kernel> &kernels();
+
 // The Scalar overloads of the binary ops: eager calls the Tensor overload
-// with the scalar as a wrapped number.
-bool addScalar(Stack &s) {
-  return results(s, at::meta::add(s[0].toTensor(), wrapped(s[1].toScalar()),
-                                  s[2].toScalar()));
-}
-bool addScalarInplace(Stack &s) {
-  at::Tensor self = s[0].toTensor();
-  return results(
-      s, at::meta::add_(self, wrapped(s[1].toScalar()), s[2].toScalar()));
-}
-bool subScalar(Stack &s) {
-  return results(s, at::meta::sub(s[0].toTensor(), wrapped(s[1].toScalar()),
-                                  s[2].toScalar()));
-}
-bool subScalarInplace(Stack &s) {
-  at::Tensor self = s[0].toTensor();
-  return results(
-      s, at::meta::sub_(self, wrapped(s[1].toScalar()), s[2].toScalar()));
-}
-bool mulScalar(Stack &s) {
-  return results(s, at::meta::mul(s[0].toTensor(), wrapped(s[1].toScalar())));
-}
-bool mulScalarInplace(Stack &s) {
-  at::Tensor self = s[0].toTensor();
-  return results(s, at::meta::mul_(self, wrapped(s[1].toScalar())));
-}
-bool divScalar(Stack &s) {
-  return results(s, at::meta::div(s[0].toTensor(), wrapped(s[1].toScalar())));
-}
-bool divScalarInplace(Stack &s) {
-  at::Tensor self = s[0].toTensor();
-  return results(s, at::meta::div_(self, wrapped(s[1].toScalar())));
-}
-// rsub(self, other, alpha) is sub(other, self, alpha).
-bool rsubTensor(Stack &s) {
-  return results(
-      s, at::meta::sub(s[1].toTensor(), s[0].toTensor(), s[2].toScalar()));
-}
-bool rsubScalar(Stack &s) {
-  return results(s, at::meta::sub(wrapped(s[1].toScalar()), s[0].toTensor(),
-                                  s[2].toScalar()));
+// with the scalar as a wrapped number; rsub(self, other, alpha) is
+// sub(other, self, alpha). Both become the Tensor overload's structured
+// kernel on rewritten arguments.
+bool viaTensorOverload(Stack &s, const char *tensorOverload, bool swap) {
+  if (!s[1].isTensor())
+    s[1] = wrapped(s[1].toScalar());
+  if (swap)
+    std::swap(s[0], s[1]);
+  return kernels().at(tensorOverload)(s);
 }
 
 // masked_fill: eager clones the broadcast of self and mask contiguously and
@@ -310,16 +280,46 @@ const std::unordered_map<std::string, Kernel> &kernels() {
         {"aten::relu_", reluInplace},
         {"aten::hardtanh", hardtanh},
         {"aten::hardtanh_", hardtanhInplace},
-        {"aten::add.Scalar", addScalar},
-        {"aten::add_.Scalar", addScalarInplace},
-        {"aten::sub.Scalar", subScalar},
-        {"aten::sub_.Scalar", subScalarInplace},
-        {"aten::mul.Scalar", mulScalar},
-        {"aten::mul_.Scalar", mulScalarInplace},
-        {"aten::div.Scalar", divScalar},
-        {"aten::div_.Scalar", divScalarInplace},
-        {"aten::rsub.Tensor", rsubTensor},
-        {"aten::rsub.Scalar", rsubScalar},
+        {"aten::add.Scalar",
+         [](Stack &s) {
+           return viaTensorOverload(s, "aten::add.Tensor", false);
+         }},
+        {"aten::add_.Scalar",
+         [](Stack &s) {
+           return viaTensorOverload(s, "aten::add_.Tensor", false);
+         }},
+        {"aten::sub.Scalar",
+         [](Stack &s) {
+           return viaTensorOverload(s, "aten::sub.Tensor", false);
+         }},
+        {"aten::sub_.Scalar",
+         [](Stack &s) {
+           return viaTensorOverload(s, "aten::sub_.Tensor", false);
+         }},
+        {"aten::mul.Scalar",
+         [](Stack &s) {
+           return viaTensorOverload(s, "aten::mul.Tensor", false);
+         }},
+        {"aten::mul_.Scalar",
+         [](Stack &s) {
+           return viaTensorOverload(s, "aten::mul_.Tensor", false);
+         }},
+        {"aten::div.Scalar",
+         [](Stack &s) {
+           return viaTensorOverload(s, "aten::div.Tensor", false);
+         }},
+        {"aten::div_.Scalar",
+         [](Stack &s) {
+           return viaTensorOverload(s, "aten::div_.Tensor", false);
+         }},
+        {"aten::rsub.Tensor",
+         [](Stack &s) {
+           return viaTensorOverload(s, "aten::sub.Tensor", true);
+         }},
+        {"aten::rsub.Scalar",
+         [](Stack &s) {
+           return viaTensorOverload(s, "aten::sub.Tensor", true);
+         }},
         {"aten::masked_fill.Scalar", maskedFill},
         {"aten::masked_fill.Tensor", maskedFill},
         {"aten::embedding", embedding},
