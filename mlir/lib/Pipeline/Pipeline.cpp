@@ -130,7 +130,8 @@ mlir::poptorch::getCompilePipelineStages() {
        "builtin.module(convert-poptorch-to-linalg, canonicalize, cse, "
        "func.func(poptorch-pack-weights{vector-bits=" +
            std::to_string(targetVectorBits()) +
-           "}, poptorch-fuse-elementwise), canonicalize, cse)"},
+           "}, poptorch-fuse-elementwise), canonicalize, cse, "
+           "poptorch-outline-repeats)"},
       {"tile-and-vectorize", tileAndVectorizeStage()},
       {"bufferize",
        "builtin.module(func.func(poptorch-distinct-buffers), "

@@ -3,7 +3,8 @@
 // Code generation time grows faster than linearly with the size of a
 // function, and a model repeats the same kernels (a transformer's layers
 // differ only in their weights). This pass outlines every top-level loop nest
-// of the entry functions into a private kernel function, then keeps one
+// of every function (the entry points, pipeline stages and repeated runs of
+// ops, see OutlineRepeats.cpp) into a private kernel function, then keeps one
 // function per distinct body: the printed form of the function (without
 // locations) is the key.
 //
@@ -37,9 +38,10 @@ struct OutlineKernelsPass
     ModuleOp module = getOperation();
     SymbolTable table(module);
     symbols = &table;
+    // Every function with a body is glue at this point: the entry points,
+    // the pipeline stages and the repeated runs (poptorch-outline-repeats).
     for (func::FuncOp fn : llvm::to_vector(module.getOps<func::FuncOp>()))
-      if ((fn.isPublic() || fn->hasAttr("poptorch.pipeline_stage")) &&
-          !fn.isExternal()) {
+      if (!fn.isExternal()) {
         for (Block &block : fn.getBody())
           visit(block);
         fn->setAttr("poptorch.glue", UnitAttr::get(&getContext()));

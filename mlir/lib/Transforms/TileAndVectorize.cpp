@@ -1236,6 +1236,45 @@ void hoistAndLower(func::FuncOp func) {
   (void)applyPatternsGreedily(func, std::move(patterns));
 }
 
+/// How many times one call of the program runs `op`: the trip counts of the
+/// loops around it, times the runs of the calls of its function (pipeline
+/// stages, repeated runs of ops: poptorch-outline-repeats). Nothing if a
+/// loop's trip count is unknown or the count overflows. `functionRuns`
+/// caches the runs of each private function.
+std::optional<int64_t>
+timesRun(Operation *op, ModuleOp module,
+         DenseMap<Operation *, std::optional<int64_t>> &functionRuns) {
+  int64_t runs = 1;
+  for (Operation *p = op->getParentOp(); p; p = p->getParentOp()) {
+    if (auto loop = dyn_cast<scf::ForOp>(p)) {
+      std::optional<APInt> n = loop.getStaticTripCount();
+      if (!n || llvm::MulOverflow(runs, n->getSExtValue(), runs))
+        return std::nullopt;
+    }
+    auto fn = dyn_cast<func::FuncOp>(p);
+    if (!fn || fn.isPublic())
+      continue;
+    if (!functionRuns.contains(fn)) {
+      std::optional<int64_t> calls = 0;
+      std::optional<SymbolTable::UseRange> uses =
+          SymbolTable::getSymbolUses(fn, module);
+      for (const SymbolTable::SymbolUse &use :
+           uses ? *uses : SymbolTable::UseRange({})) {
+        std::optional<int64_t> n =
+            timesRun(use.getUser(), module, functionRuns);
+        if (!calls || !n || llvm::AddOverflow(*calls, *n, *calls))
+          calls = std::nullopt;
+      }
+      functionRuns[fn] = calls;
+    }
+    std::optional<int64_t> calls = functionRuns.lookup(fn);
+    if (!calls || llvm::MulOverflow(runs, *calls, runs))
+      return std::nullopt;
+    break;
+  }
+  return runs;
+}
+
 struct TileAndVectorizePass
     : public poptorch::impl::PoptorchTileAndVectorizeBase<
           TileAndVectorizePass> {
@@ -1254,18 +1293,14 @@ struct TileAndVectorizePass
     int64_t parallelCost = minParallelCost;
     if (minProgramParallelCost > 0) {
       int64_t total = 0;
+      DenseMap<Operation *, std::optional<int64_t>> functionRuns;
       module.walk([&](linalg::LinalgOp op) {
-        // An op in a loop of the program counts once per iteration.
-        int64_t cost = estimateCost(op), trips;
-        for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
-          if (auto loop = dyn_cast<scf::ForOp>(p)) {
-            std::optional<APInt> n = loop.getStaticTripCount();
-            if (!n || llvm::MulOverflow(cost, n->getSExtValue(), trips))
-              cost = std::numeric_limits<int64_t>::max();
-            else
-              cost = trips;
-          }
-        if (hasStaticLoops(op) && !llvm::AddOverflow(total, cost, total))
+        // An op counts once per time a call of the program runs it.
+        std::optional<int64_t> runs = timesRun(op, module, functionRuns);
+        int64_t cost;
+        if (hasStaticLoops(op) && runs &&
+            !llvm::MulOverflow(estimateCost(op), *runs, cost) &&
+            !llvm::AddOverflow(total, cost, total))
           return WalkResult::advance();
         total = std::numeric_limits<int64_t>::max();
         return WalkResult::interrupt();

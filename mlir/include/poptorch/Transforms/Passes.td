@@ -88,11 +88,28 @@ def PoptorchTileAndVectorize : Pass<"poptorch-tile-and-vectorize", "ModuleOp"> {
   ];
 }
 
+def PoptorchOutlineRepeats : Pass<"poptorch-outline-repeats", "ModuleOp"> {
+  let summary = "Make each run of ops that repeats back to back one function, called once per repeat";
+  let description = [{
+    On tensors, after elementwise fusion: in every block of every function,
+    the longest saving run of k >= 2 back-to-back instances of the same ops
+    (at least 8, not counting constants and tensor.empty) that read their
+    values the same way becomes a private function `@<function>_repeat`,
+    and each instance a `func.call` of it. Constants and empty tensors an
+    instance reads are cloned into the function; every other value from
+    before the instance is an argument; what later ops read is a result.
+    The instances start where the fewest values cross the cut (between two
+    transformer layers, only the hidden state). Tiling, vectorization and
+    bufferization then do each layer's work once instead of once per layer.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
 def PoptorchOutlineKernels : Pass<"poptorch-outline-kernels", "ModuleOp"> {
-  let summary = "Outline each loop nest of the entry functions into a kernel function, one per distinct body";
+  let summary = "Outline each loop nest of every function into a kernel function, one per distinct body";
   let description = [{
     After bufferization, every top-level loop nest (scf.for, scf.forall,
-    scf.parallel) or linalg op without results of a public function becomes
+    scf.parallel) or linalg op without results of a function becomes
     a private `func.func @__kernel_N` taking the memrefs and scalars it uses
     (constants are cloned in), called in its place. Kernels with the same
     body (the same op on the same types, e.g. the layers of a transformer)
