@@ -54,6 +54,11 @@ namespace {
 /// tiling a handful of ops costs little.
 constexpr int64_t kMinOps = 8;
 
+/// Candidates verified per search at most: ops that hash alike but read
+/// their values differently could otherwise make the search cubic in the
+/// block's size. The best candidates come first.
+constexpr int64_t kMaxCandidates = 64;
+
 /// Values that cost nothing to recompute: constants, empty tensors, and what
 /// is computed from them alone without reading tensor data (fills,
 /// reshapes). CSE merged the copies that each layer had; every instance that
@@ -227,7 +232,7 @@ struct OutlineRepeatsPass
       return (a.span / a.len - 1) * a.len > (b.span / b.len - 1) * b.len;
     });
 
-    for (const Stretch &s : stretches) {
+    for (const Stretch &s : ArrayRef(stretches).take_front(kMaxCandidates)) {
       // The phase whose cut the fewest values cross, among those that keep
       // the most instances.
       int64_t bestStart = -1, bestCount = 0;
