@@ -120,10 +120,11 @@ struct Run {
 /// The block's ops that runs are made of (everything but free ops and the
 /// terminator), and where each one is.
 struct Sequence {
+  Block &block;
   SmallVector<Operation *> ops;
   DenseMap<Operation *, int64_t> index;
 
-  explicit Sequence(Block &block) {
+  explicit Sequence(Block &block) : block(block) {
     for (Operation &op : block.without_terminator())
       if (!isFree(&op)) {
         index[&op] = ops.size();
@@ -131,27 +132,33 @@ struct Sequence {
       }
   }
 
-  /// The position of the op of the block that defines `v` (or whose region
-  /// does), -1 for values from outside the block's ops.
-  int64_t positionOf(Block &block, Value v) const {
-    Operation *def = v.getDefiningOp();
-    if (!def) {
-      auto arg = cast<BlockArgument>(v);
-      if (arg.getOwner() == &block)
-        return -1;
-      def = arg.getOwner()->getParentOp();
-    }
-    Operation *top = block.findAncestorOpInBlock(*def);
-    if (!top)
-      return -1;
+  /// The position of the op of the block that `op` is or is nested in: the
+  /// terminator is after every op, and -1 stands for free ops and ops outside
+  /// the block.
+  int64_t positionOfOp(Operation *op) const {
+    Operation *top = block.findAncestorOpInBlock(*op);
+    if (top && top == block.getTerminator())
+      return ops.size();
     auto it = index.find(top);
     return it == index.end() ? -1 : it->second;
+  }
+
+  /// The position of the op of the block that defines `v` (or whose region
+  /// does), -1 for values from outside the block's ops.
+  int64_t positionOf(Value v) const {
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      return arg.getOwner() == &block
+                 ? -1
+                 : positionOfOp(arg.getOwner()->getParentOp());
+    return positionOfOp(v.getDefiningOp());
   }
 };
 
 /// How a verified run maps onto a function.
 struct Instances {
   Run run;
+  /// The ops of every instance, instance after instance.
+  SmallVector<Operation *> ops;
   /// Per instance, the values it reads from before it (arguments).
   SmallVector<SmallVector<Value>> inputs;
   /// The free ops the first instance reads (cloned into the function).
@@ -176,7 +183,7 @@ struct OutlineRepeatsPass
       });
       for (Block *block : blocks)
         while (std::optional<Instances> found = findRepeats(*block))
-          outline(symbols, fn, *block, *found);
+          outline(symbols, fn, *found);
     }
   }
 
@@ -197,11 +204,8 @@ struct OutlineRepeatsPass
     for (auto [i, op] : llvm::enumerate(seq.ops))
       for (Value r : op->getResults()) {
         int64_t last = -1;
-        for (Operation *user : r.getUsers()) {
-          Operation *top = block.findAncestorOpInBlock(*user);
-          last = std::max(
-              last, top == block.getTerminator() ? n : seq.index.lookup(top));
-        }
+        for (Operation *user : r.getUsers())
+          last = std::max(last, seq.positionOfOp(user));
         if (last > int64_t(i)) {
           ++crossing[i + 1];
           --crossing[last + 1];
@@ -248,7 +252,7 @@ struct OutlineRepeatsPass
       }
       if (bestCount < 2)
         continue;
-      Instances found = verify(block, seq, {bestStart, s.len, bestCount});
+      Instances found = verify(seq, {bestStart, s.len, bestCount});
       if (found.run.count >= 2)
         return found;
     }
@@ -256,11 +260,11 @@ struct OutlineRepeatsPass
   }
 
   /// The longest prefix of `run` whose instances match the first one.
-  Instances verify(Block &block, const Sequence &seq, Run run) {
-    Instances result{run, {}, {}, {}};
+  Instances verify(const Sequence &seq, Run run) {
+    Instances result{run, {}, {}, {}, {}};
     result.run.count = 1;
     auto inside = [&](Value v, int64_t instance) {
-      int64_t at = seq.positionOf(block, v);
+      int64_t at = seq.positionOf(v);
       int64_t start = run.start + instance * run.len;
       return at >= start && at < start + run.len;
     };
@@ -284,7 +288,7 @@ struct OutlineRepeatsPass
 
     for (int64_t k = 1; k < run.count; ++k) {
       std::optional<SmallVector<Value>> inputs =
-          matchInstance(block, seq, run, k, result.inputs[0], inside);
+          matchInstance(seq, run, k, result.inputs[0], inside);
       if (!inputs)
         break;
       result.inputs.push_back(std::move(*inputs));
@@ -296,11 +300,10 @@ struct OutlineRepeatsPass
     for (int64_t k = 0; k < result.run.count; ++k)
       for (int64_t i = 0; i < run.len; ++i) {
         Operation *op = seq.ops[run.start + k * run.len + i];
+        result.ops.push_back(op);
         for (OpResult r : op->getResults())
           if (llvm::any_of(r.getUsers(), [&](Operation *user) {
-                Operation *top = block.findAncestorOpInBlock(*user);
-                auto it = seq.index.find(top);
-                int64_t at = it == seq.index.end() ? -1 : it->second;
+                int64_t at = seq.positionOfOp(user);
                 return at < run.start + k * run.len ||
                        at >= run.start + (k + 1) * run.len;
               }))
@@ -313,7 +316,7 @@ struct OutlineRepeatsPass
   /// Instance k's arguments (matching `firstInputs`), or nothing if it is
   /// not the first instance's ops reading their values the same way.
   std::optional<SmallVector<Value>>
-  matchInstance(Block &block, const Sequence &seq, Run run, int64_t k,
+  matchInstance(const Sequence &seq, Run run, int64_t k,
                 ArrayRef<Value> firstInputs,
                 llvm::function_ref<bool(Value, int64_t)> inside) {
     DenseMap<Value, Value> same;             // first instance -> instance k
@@ -365,14 +368,11 @@ struct OutlineRepeatsPass
     return inputs;
   }
 
-  void outline(SymbolTable &symbols, func::FuncOp parent, Block &block,
+  void outline(SymbolTable &symbols, func::FuncOp parent,
                const Instances &found) {
-    Sequence seq(block);
     const Run &run = found.run;
-    Location loc = seq.ops[run.start]->getLoc();
-    auto op = [&](int64_t k, int64_t i) {
-      return seq.ops[run.start + k * run.len + i];
-    };
+    auto op = [&](int64_t k, int64_t i) { return found.ops[k * run.len + i]; };
+    Location loc = op(0, 0)->getLoc();
     SmallVector<Type> resultTypes;
     for (auto [i, r] : found.outputs)
       resultTypes.push_back(op(0, i)->getResult(r).getType());
@@ -405,8 +405,10 @@ struct OutlineRepeatsPass
       OpBuilder at(last->getContext());
       at.setInsertionPointAfter(last);
       SmallVector<Value> args;
-      for (Value v : found.inputs[k])
-        args.push_back(replaced.lookup(v) ? replaced.lookup(v) : v);
+      for (Value v : found.inputs[k]) {
+        Value after = replaced.lookup(v);
+        args.push_back(after ? after : v);
+      }
       auto call = func::CallOp::create(at, op(k, 0)->getLoc(), fn, args);
       for (auto [n, out] : llvm::enumerate(found.outputs)) {
         Value old = op(k, out.first)->getResult(out.second);

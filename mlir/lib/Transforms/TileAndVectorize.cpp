@@ -1256,15 +1256,14 @@ timesRun(Operation *op, ModuleOp module,
       continue;
     if (!functionRuns.contains(fn)) {
       std::optional<int64_t> calls = 0;
-      std::optional<SymbolTable::UseRange> uses =
-          SymbolTable::getSymbolUses(fn, module);
-      for (const SymbolTable::SymbolUse &use :
-           uses ? *uses : SymbolTable::UseRange({})) {
-        std::optional<int64_t> n =
-            timesRun(use.getUser(), module, functionRuns);
-        if (!calls || !n || llvm::AddOverflow(*calls, *n, *calls))
-          calls = std::nullopt;
-      }
+      if (std::optional<SymbolTable::UseRange> uses =
+              SymbolTable::getSymbolUses(fn, module))
+        for (const SymbolTable::SymbolUse &use : *uses) {
+          std::optional<int64_t> n =
+              timesRun(use.getUser(), module, functionRuns);
+          if (!calls || !n || llvm::AddOverflow(*calls, *n, *calls))
+            calls = std::nullopt;
+        }
       functionRuns[fn] = calls;
     }
     std::optional<int64_t> calls = functionRuns.lookup(fn);
