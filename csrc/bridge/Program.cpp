@@ -268,8 +268,9 @@ const llvm::StringMap<void *> &runtimeSymbols() {
   return *symbols;
 }
 
-/// Whether any of `objects` calls the async runtime (has parallel loops or
-/// overlapped stages): such a program runs on a team (runOnTeam).
+/// Whether any of `objects` calls the task runtime (parallel loops, or the
+/// async runtime of overlapped stages): such a program runs on a team
+/// (runOnTeam).
 bool usesTasks(const std::vector<std::string> &objects) {
   for (const std::string &object : objects) {
     auto file = llvm::object::ObjectFile::createObjectFile(
@@ -284,7 +285,8 @@ bool usesTasks(const std::vector<std::string> &objects) {
         llvm::consumeError(name.takeError());
         continue;
       }
-      if (name->starts_with("mlirAsyncRuntime"))
+      if (name->starts_with("mlirAsyncRuntime") ||
+          *name == "poptorch_parallel_for")
         return true;
     }
   }

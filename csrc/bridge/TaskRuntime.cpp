@@ -19,6 +19,12 @@
 // before they sleep. The call returns once every member has left the
 // program's code, so a program may be freed as soon as its call returns.
 //
+// A parallel loop of a kernel is not a coroutine: the kernel calls
+// poptorch_parallel_for with a function that runs a range of the loop's
+// iterations (mlir/lib/Transforms/ParallelLoops.cpp). The caller cuts the
+// iterations into chunks, queues one helper per other member, and claims
+// chunks with its helpers until none is left.
+//
 // Tokens, values and groups follow the reference semantics: a token or a
 // value starts with two references (the task's and the caller's), a group
 // with one; awaiters registered with Await*AndExecute run on the thread that
@@ -386,6 +392,68 @@ void apiPrintCurrentThreadId() {
   std::cout << "Current thread id: " << std::this_thread::get_id() << std::endl;
 }
 
+//===----------------------------------------------------------------------===//
+// Parallel loops
+//===----------------------------------------------------------------------===//
+
+using ParallelBody = void (*)(void *, int64_t, int64_t);
+
+/// Chunks per thread of a parallel loop: more than one, so that a thread
+/// slowed by the host (or by a longer chunk) leaves its share to the others.
+/// The same oversharding as upstream's async-parallel-for below 4 workers,
+/// which this replaced.
+constexpr int64_t kChunksPerWorker = 8;
+
+struct ParallelLoop {
+  ParallelBody body;
+  void *frame;
+  int64_t iterations;
+  int64_t chunk;
+  int64_t chunks;
+  std::atomic<int64_t> next{0};
+  // Queued helpers that have not finished; the loop lives on its caller's
+  // stack until this is 0.
+  std::atomic<int64_t> helpers{0};
+};
+
+void runChunks(ParallelLoop &loop) {
+  for (int64_t c;
+       (c = loop.next.fetch_add(1, std::memory_order_relaxed)) < loop.chunks;) {
+    int64_t begin = c * loop.chunk;
+    loop.body(loop.frame, begin, std::min(begin + loop.chunk, loop.iterations));
+  }
+}
+
+void runHelper(void *loopPtr) {
+  auto *loop = static_cast<ParallelLoop *>(loopPtr);
+  runChunks(*loop);
+  // The last touch of the loop: its caller may return right after.
+  loop->helpers.fetch_sub(1, std::memory_order_seq_cst);
+  wakeTeam();
+}
+
+void apiParallelFor(ParallelBody body, void *frame, int64_t iterations) {
+  if (iterations <= 0)
+    return;
+  int64_t workers = apiNumWorkerThreads();
+  if (!currentTeam || iterations == 1 || workers == 1) {
+    body(frame, 0, iterations);
+    return;
+  }
+  int64_t chunks = std::min(iterations, workers * kChunksPerWorker);
+  int64_t chunk = (iterations + chunks - 1) / chunks;
+  ParallelLoop loop{body, frame, iterations, chunk,
+                    (iterations + chunk - 1) / chunk};
+  int64_t helpers = std::min(workers - 1, loop.chunks - 1);
+  loop.helpers.store(helpers, std::memory_order_relaxed);
+  for (int64_t h = 0; h < helpers; ++h)
+    enqueue(&loop, &runHelper);
+  runChunks(loop);
+  // Every chunk has been claimed; the helpers finish theirs (a helper that no
+  // other member took runs here, finding nothing left).
+  waitUntil([&] { return loop.helpers.load(std::memory_order_seq_cst) == 0; });
+}
+
 } // namespace
 
 void setTeamRunner(TeamRunner runner) {
@@ -425,6 +493,7 @@ void addTaskRuntimeSymbols(llvm::StringMap<void *> &map) {
       &apiAwaitAllInGroupAndExecute);
   add("mlirAsyncRuntimGetNumWorkerThreads", &apiNumWorkerThreads);
   add("mlirAsyncRuntimePrintCurrentThreadId", &apiPrintCurrentThreadId);
+  add("poptorch_parallel_for", &apiParallelFor);
 }
 
 } // namespace poptorch_bridge

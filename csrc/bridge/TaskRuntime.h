@@ -1,8 +1,10 @@
 //===- TaskRuntime.h - The async runtime of compiled programs ---*- C++ -*-===//
 //
-// Compiled programs run their parallel loops as tasks of the MLIR async
-// dialect's runtime API (mlirAsyncRuntime*: tokens, values, groups, execute
-// and await). This is poptorch's implementation of that API. A program call
+// Compiled programs run their parallel loops through poptorch_parallel_for
+// (a function that runs a range of the iterations, and their count), and
+// overlapped pipeline stages as tasks of the MLIR async dialect's runtime API
+// (mlirAsyncRuntime*: tokens, values, groups, execute and await). This is
+// poptorch's implementation of both. A program call
 // runs on a team of threads that the embedder provides (under torch: its
 // intra-op threads, see setTeamRunner); the team's threads run the queued
 // tasks, and a thread that has to wait runs queued tasks meanwhile. When
@@ -32,7 +34,8 @@ using TeamRunner = void (*)(TeamBody body, void *context);
 /// team of one: the caller alone.
 void setTeamRunner(TeamRunner runner);
 
-/// Adds the async runtime API (mlirAsyncRuntime*) to `map`, by symbol name.
+/// Adds poptorch_parallel_for and the async runtime API (mlirAsyncRuntime*)
+/// to `map`, by symbol name.
 void addTaskRuntimeSymbols(llvm::StringMap<void *> &map);
 
 /// Calls `entry(args)` on a team (see setTeamRunner).

@@ -27,7 +27,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <thread>
 
 using namespace mlir;
 
@@ -61,12 +60,6 @@ constexpr int64_t kMinParallelCost = int64_t(1) << 17;
 /// one thread / two: 0.66 / 0.39 ms and 0.55 / 0.36 ms (0.96x / 1.46x and
 /// 0.88x / 1.11x eager).
 constexpr int64_t kMinProgramParallelCost = int64_t(1) << 21;
-
-/// Blocks that async-parallel-for cuts a parallel loop into are sized for
-/// this many workers: the cores this process may use.
-unsigned numWorkers() {
-  return std::max(1u, std::thread::hardware_concurrency());
-}
 
 /// The width of the host's vector registers: 512 with AVX-512, else 256
 /// (AVX2; x86-64 hosts without it still get correct, slower code).
@@ -107,13 +100,12 @@ std::string tileAndVectorizeStage() {
          "}, canonicalize, cse)";
 }
 
-/// scf.forall loops of the tiling pass become scf.parallel and then tasks of
-/// the async runtime API, which csrc/bridge/TaskRuntime.cpp implements on a
-/// team of torch's intra-op threads per call.
-std::string parallelLoopsToAsync() {
-  return "scf-forall-to-parallel, async-parallel-for{num-workers=" +
-         std::to_string(numWorkers()) +
-         " min-task-size=1}, async-to-async-runtime, "
+/// scf.forall loops of the tiling pass become calls of the task runtime
+/// (csrc/bridge/TaskRuntime.cpp), which runs ranges of their iterations on a
+/// team of torch's intra-op threads per call (ParallelLoops.cpp). The async
+/// ops of overlapping pipeline stages become coroutines of the same runtime.
+std::string parallelLoopsToRuntime() {
+  return "func.func(poptorch-parallel-loops), async-to-async-runtime, "
          "async-runtime-ref-counting, async-runtime-ref-counting-opt, "
          "convert-async-to-llvm, ";
 }
@@ -157,7 +149,7 @@ mlir::poptorch::getCompilePipelineStages() {
        "func.func(arith-expand{include-bf16=true}), "
        "func.func(convert-linalg-to-loops, "
        "convert-vector-to-scf{full-unroll=true}), " +
-           parallelLoopsToAsync() +
+           parallelLoopsToRuntime() +
            // The conversions that work inside one function run nested, so
            // that the context's threads share the functions out; only those
            // that add declarations or change signatures (math-to-libm,
@@ -175,7 +167,8 @@ mlir::poptorch::getCompilePipelineStages() {
            "func.func(convert-arith-to-llvm, convert-ub-to-llvm, "
            "convert-index-to-llvm), "
            "convert-cf-to-llvm, convert-func-to-llvm, "
-           "llvm.func(reconcile-unrealized-casts), poptorch-kernel-codegen)"},
+           "llvm.func(reconcile-unrealized-casts), poptorch-outline-parallel, "
+           "poptorch-kernel-codegen)"},
   };
 }
 

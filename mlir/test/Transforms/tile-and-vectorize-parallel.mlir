@@ -29,8 +29,11 @@
 // SEQ-NOT: scf.forall
 // LLVM-LABEL: llvm.func @matmul_bias_relu
 // LLVM-NOT: scf.
-// LLVM: llvm.call @mlirAsyncRuntimeCreateGroup
-// LLVM: llvm.call @mlirAsyncRuntimeAwaitAllInGroup
+// LLVM: llvm.func @__kernel(
+// LLVM: %[[BODY:.*]] = llvm.mlir.addressof @__kernel_parallel
+// LLVM: llvm.call @poptorch_parallel_for(%[[BODY]], %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, i64) -> ()
+// LLVM: llvm.func internal @__kernel_parallel(%{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64)
+// LLVM-NOT: llvm.call @mlirAsyncRuntime
 func.func @matmul_bias_relu(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>, %bias: tensor<64xf32>) -> tensor<64x64xf32> {
   %cst = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<64x64xf32>

@@ -124,6 +124,41 @@ def PoptorchOutlineKernels : Pass<"poptorch-outline-kernels", "ModuleOp"> {
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+def PoptorchParallelLoops : Pass<"poptorch-parallel-loops", "func::FuncOp"> {
+  let summary = "Turn each outermost scf.forall into a poptorch.parallel_for";
+  let description = [{
+    After bufferization: the iterations of an outermost `scf.forall` (with no
+    results) are numbered 0 .. n-1 in row-major order of its induction
+    variables, and the loop becomes a `poptorch.parallel_for` over n
+    iterations whose body runs a range of them with an `scf.for`, computing
+    the induction variables from the iteration's number. A forall nested in
+    another becomes a sequential loop. The task runtime decides at run time
+    how to cut the iterations into ranges among the threads of the call.
+  }];
+  let dependentDialects = [
+    "::mlir::poptorch::PoptorchDialect", "::mlir::scf::SCFDialect",
+    "::mlir::arith::ArithDialect"
+  ];
+}
+
+def PoptorchOutlineParallel : Pass<"poptorch-outline-parallel", "ModuleOp"> {
+  let summary = "Make each poptorch.parallel_for a function the task runtime calls";
+  let description = [{
+    After the conversion to the LLVM dialect: the body of every
+    `poptorch.parallel_for` becomes a private
+    `llvm.func @<function>_parallel_N(!llvm.ptr, i64, i64)` that reads the
+    values it uses from above from a struct (its first argument) and runs
+    the range given by the other two. The loop becomes a store of those
+    values into a stack struct and a call of the runtime's
+    `poptorch_parallel_for(body, struct, iterations)`. Constants are cloned
+    into the body instead, and of an LLVM struct (a memref descriptor) that
+    the body only reads fields of, only those fields are passed. Each body is
+    compiled once, called through a pointer: no coroutines, and no copy of
+    the body inlined into a dispatcher.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def PoptorchKernelCodegen : Pass<"poptorch-kernel-codegen", "ModuleOp"> {
   let summary = "Set LLVM code generation attributes of kernels and glue";
   let description = [{

@@ -699,6 +699,23 @@ LogicalResult UpsampleOp::verify() {
   return verifySameElementType(*this, getInput(), getResult());
 }
 
+//===----------------------------------------------------------------------===//
+// Runtime ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult ParallelForOp::verify() {
+  Region &body = getBody();
+  if (body.empty())
+    return emitOpError("needs a body");
+  Block &entry = body.front();
+  Type i64 = IntegerType::get(getContext(), 64);
+  if (entry.getNumArguments() != 2 || entry.getArgument(0).getType() != i64 ||
+      entry.getArgument(1).getType() != i64)
+    return emitOpError("body's entry block must take the range's begin and "
+                       "end as two i64 arguments");
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "poptorch/Dialect/Poptorch/IR/PoptorchOps.cpp.inc"
 

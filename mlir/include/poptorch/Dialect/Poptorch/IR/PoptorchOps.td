@@ -16,6 +16,7 @@ def Poptorch_Tensor : RankedTensorOf<[AnyType]>;
 def Poptorch_BoolTensor : RankedTensorOf<[I1]>;
 
 include "poptorch/Dialect/Poptorch/IR/PoptorchElementwiseOps.td"
+include "poptorch/Dialect/Poptorch/IR/PoptorchRuntimeOps.td"
 
 //===----------------------------------------------------------------------===//
 // Constants, casts, identities
