@@ -70,6 +70,11 @@ def _seed() -> None:
     torch.manual_seed(0)
 
 
+# Every pass's result is verified in the whole suite, not only each stage's (the
+# compiler's default; see verifyEachPass in csrc/bridge/Program.cpp).
+os.environ.setdefault("POPTORCH_VERIFY_EACH", "1")
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _check_meta_kernels() -> Any:
     """Every result of the tracer's C++ shape functions is checked against torch's

@@ -203,6 +203,22 @@ def test_failing_pass_without_dump_dir_writes_to_a_temp_folder(
     assert os.path.exists(path) and parses(path).returncode == 0
 
 
+@pytest.mark.parametrize("verify_each", ["0", "1"])
+def test_pass_leaving_invalid_ir_is_named(verify_each: str,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pass that succeeds but leaves IR that does not verify is reported like a failing
+    pass, whether the module is verified after every pass or (the default outside the
+    test suite) once after each stage, which then runs again verified per pass."""
+    monkeypatch.setenv("POPTORCH_VERIFY_EACH", verify_each)
+    monkeypatch.setenv("POPTORCH_TEST_BREAK", "invalid:poptorch.relu")
+    with pytest.raises(poptorch._C.CompileError) as info:
+        poptorch.trace(small(), torch.randn(2, 8)).compile()
+    message = str(info.value)
+    assert "pass `poptorch-test-break{" in message, message
+    assert "'poptorch.neg' op requires a single operand" in message, message
+    assert "reproduce with: poptorch-opt" in message, message
+
+
 # ---------------------------------------------------------------- 4. source locations
 def test_source_locations_survive_lowering() -> None:
     exe = poptorch.trace(small(), torch.randn(2, 8)).compile()

@@ -1,9 +1,9 @@
 //===- TestBreak.cpp - test-only: a deliberately broken lowering --------===//
 //
 // The debugging tools (failure reproducers, golden bisection) are tested
-// against a compiler that is broken on purpose: this pass fails on, or
-// negates the result of, one chosen op. It never runs unless asked for
-// (POPTORCH_TEST_BREAK, read by csrc/bridge/Program.cpp).
+// against a compiler that is broken on purpose: this pass fails on, negates
+// the result of, or leaves invalid IR at one chosen op. It never runs unless
+// asked for (POPTORCH_TEST_BREAK, read by csrc/bridge/Program.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "poptorch/Transforms/Passes.h"
@@ -38,7 +38,8 @@ struct TestBreakPass
                           << opName;
       return signalPassFailure();
     }
-    if (mode != "perturb" || target->getNumResults() == 0) {
+    if ((mode != "perturb" && mode != "invalid") ||
+        target->getNumResults() == 0) {
       target->emitError() << "poptorch-test-break: unknown mode " << mode;
       return signalPassFailure();
     }
@@ -46,7 +47,8 @@ struct TestBreakPass
     OpBuilder b(target->getContext());
     b.setInsertionPointAfter(target);
     OperationState state(target->getLoc(), "poptorch.neg");
-    state.addOperands(result);
+    if (mode == "perturb")
+      state.addOperands(result);
     state.addTypes(result.getType());
     Operation *neg = b.create(state);
     result.replaceAllUsesExcept(neg->getResult(0), neg);

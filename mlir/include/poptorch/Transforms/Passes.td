@@ -334,12 +334,15 @@ def PoptorchTestBreak : Pass<"poptorch-test-break", "ModuleOp"> {
     For the debugging tools' tests (docs/debugging.md). `mode=fail` makes the
     pass fail on the `index`-th op named `op` (a failing pass, for failure
     reproducers); `mode=perturb` negates that op's first result (a wrong
-    lowering, for golden bisection). Compile runs put it in front of the
+    lowering, for golden bisection); `mode=invalid` replaces that result with
+    a `poptorch.neg` without operands, which does not verify (the pass
+    itself succeeds: a pass that leaves invalid IR behind). Compile runs put
+    it in front of the
     pipeline when POPTORCH_TEST_BREAK=<mode>:<op>[:<index>] is set.
   }];
   let options = [
     Option<"opName", "op", "std::string", "\"\"", "the op to break">,
-    Option<"mode", "mode", "std::string", "\"fail\"", "fail or perturb">,
+    Option<"mode", "mode", "std::string", "\"fail\"", "fail, perturb or invalid">,
     Option<"index", "index", "int64_t", "0", "which occurrence of the op">,
   ];
 }
