@@ -3,9 +3,10 @@
 // A parallel loop of a kernel runs its iterations on the threads of the
 // program call (csrc/bridge/TaskRuntime.cpp). Upstream's async-parallel-for
 // made each loop a recursive dispatch function and a coroutine per block,
-// with the loop body inlined into both by LLVM: MobileNetV2 at batch 8 had
-// 24K of its 59K LLVM instructions (after O3) in coroutines and dispatchers,
-// compiled on every cold start. Here a loop is two steps:
+// each taking every memref's whole descriptor, and LLVM inlined the loop body
+// into both: MobileNetV2 at batch 8 had 67K LLVM instructions after O3, about
+// half of them in coroutines and dispatchers (24K of 59K with the body kept
+// out of line), compiled on every cold start. Here a loop is two steps:
 //
 //   poptorch-parallel-loops (before the conversion to LLVM) numbers the
 //   iterations of an outermost scf.forall and makes it a
