@@ -240,6 +240,13 @@ struct OutlineParallelPass
     MLIRContext *ctx = op.getContext();
     auto frameType = LLVM::LLVMStructType::getLiteral(ctx, types);
     Location loc = op.getLoc();
+    // The address of the frame's field i, for the body's loads and the
+    // caller's stores.
+    auto field = [&](OpBuilder &b, Value frame, size_t i) -> Value {
+      return LLVM::GEPOp::create(
+          b, loc, ptrType, frameType, frame,
+          ArrayRef<LLVM::GEPArg>{0, static_cast<int32_t>(i)});
+    };
 
     // The body: (frame, begin, end), the values from above loaded from the
     // frame at the top of what was the region's entry block.
@@ -256,11 +263,8 @@ struct OutlineParallelPass
     Value frame = entry.insertArgument(0u, ptrType, loc);
     builder.setInsertionPointToStart(&entry);
     for (auto [i, value] : llvm::enumerate(captures)) {
-      Value address = LLVM::GEPOp::create(
-          builder, loc, ptrType, frameType, frame,
-          ArrayRef<LLVM::GEPArg>{0, static_cast<int32_t>(i)});
-      Value loaded =
-          LLVM::LoadOp::create(builder, loc, value.getType(), address);
+      Value loaded = LLVM::LoadOp::create(builder, loc, value.getType(),
+                                          field(builder, frame, i));
       replaceAllUsesInRegionWith(value, loaded, body.getBody());
     }
     SmallVector<poptorch::ParallelYieldOp> yields;
@@ -278,12 +282,8 @@ struct OutlineParallelPass
     Value slot =
         LLVM::AllocaOp::create(builder, loc, ptrType, frameType, count);
     builder.setInsertionPoint(op);
-    for (auto [i, value] : llvm::enumerate(captures)) {
-      Value address = LLVM::GEPOp::create(
-          builder, loc, ptrType, frameType, slot,
-          ArrayRef<LLVM::GEPArg>{0, static_cast<int32_t>(i)});
-      LLVM::StoreOp::create(builder, loc, value, address);
-    }
+    for (auto [i, value] : llvm::enumerate(captures))
+      LLVM::StoreOp::create(builder, loc, value, field(builder, slot, i));
     Value function = LLVM::AddressOfOp::create(builder, loc, body);
     LLVM::CallOp::create(builder, loc, runtime,
                          ValueRange{function, slot, op.getIterations()});
