@@ -163,6 +163,39 @@ struct ReadUnitExpandedInputUnexpanded
   }
 };
 
+/// A linalg.copy of the only result of an elementwise generic (a batch norm
+/// and ReLU6 copied into the interior of a zero-padded tensor, the input of
+/// a depthwise convolution) becomes the generic writing into the copy's
+/// destination: one pass over the tensor instead of two. The generic moves
+/// down to the copy, after the destination is made. (Elementwise fusion may
+/// give it a tensor.empty again, as it does every op that does not read its
+/// init; poptorch-distinct-buffers then computes such a value into the
+/// slice of the fill that it is inserted into.)
+struct ComputeIntoCopyDestination : public OpRewritePattern<linalg::CopyOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::CopyOp copy,
+                                PatternRewriter &rewriter) const override {
+    if (!copy.hasPureTensorSemantics())
+      return failure();
+    Value input = copy.getInputs()[0];
+    auto producer = input.getDefiningOp<linalg::GenericOp>();
+    if (!producer || !input.hasOneUse() || producer->getNumResults() != 1 ||
+        producer.getNumReductionLoops() != 0 ||
+        producer->getBlock() != copy->getBlock() ||
+        isContractionOrConvolution(producer))
+      return failure();
+    OpOperand *init = producer.getDpsInitOperand(0);
+    if (producer.payloadUsesValueFromOperand(init) ||
+        input.getType() != copy.getResultTypes()[0])
+      return failure();
+    rewriter.moveOpBefore(producer, copy);
+    rewriter.modifyOpInPlace(producer,
+                             [&] { init->set(copy.getOutputs()[0]); });
+    rewriter.replaceOp(copy, producer->getResults());
+    return success();
+  }
+};
+
 struct FuseElementwisePass
     : public poptorch::impl::PoptorchFuseElementwiseBase<FuseElementwisePass> {
   void runOnOperation() override {
@@ -170,7 +203,8 @@ struct FuseElementwisePass
     RewritePatternSet patterns(ctx);
     linalg::populateElementwiseOpsFusionPatterns(patterns, shouldFuse);
     patterns.add<ExtractFromTranspose, GeneralizeTransposeIntoElementwise,
-                 ReadUnitExpandedInputUnexpanded>(ctx);
+                 ReadUnitExpandedInputUnexpanded, ComputeIntoCopyDestination>(
+        ctx);
     linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, shouldFuse);
     tensor::populateBubbleUpExpandShapePatterns(patterns);
     affine::AffineApplyOp::getCanonicalizationPatterns(patterns, ctx);

@@ -1177,6 +1177,75 @@ void tileGeneric(RewriterBase &rewriter, linalg::LinalgOp op,
 // Clean-up: hoisting and vector lowering on tensors
 //===----------------------------------------------------------------------===//
 
+/// Whether `write` overwrites every element of its (static) tensor: no mask,
+/// from the origin, and each dim covered by the vector dim written along it
+/// (a dim that no vector dim runs along has one element).
+bool overwritesWholeTensor(vector::TransferWriteOp write) {
+  auto type = dyn_cast<RankedTensorType>(write.getBase().getType());
+  if (!type || !type.hasStaticShape() || write.getMask() ||
+      write.hasOutOfBoundsDim() ||
+      !llvm::all_of(write.getIndices(), isZeroInteger))
+    return false;
+  SmallVector<int64_t> covered(type.getRank(), 1);
+  for (auto [i, e] : llvm::enumerate(write.getPermutationMap().getResults()))
+    covered[cast<AffineDimExpr>(e).getPosition()] =
+        write.getVectorType().getDimSize(i);
+  return ArrayRef<int64_t>(covered) == type.getShape();
+}
+
+/// An in-bounds read of a tensor that a splat (a constant or a broadcast
+/// scalar) has just overwritten whole is that splat: a register tile's
+/// accumulator starts from its vectorized fill. Upstream's read-after-write
+/// fold needs the same vector type, and a panel matmul's fill writes the
+/// tile's shape (6x1x16) where the contraction reads its accumulator without
+/// the unit panel loop (6x16). Left alone, every such tile bufferized to a
+/// heap allocation, zero-filled and freed around each run of the reduction
+/// loop (a 1024x768 @ 768x3072 linear layer: a malloc, twelve stores and a
+/// free per 6x16 block, 147K flops).
+struct ReadOfSplatWrite : OpRewritePattern<vector::TransferReadOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::TransferReadOp read,
+                                PatternRewriter &rewriter) const override {
+    auto write = read.getBase().getDefiningOp<vector::TransferWriteOp>();
+    if (!write || read.getMask() || read.hasOutOfBoundsDim() ||
+        !overwritesWholeTensor(write))
+      return failure();
+    VectorType type = read.getVectorType();
+    Value written = write.getVector();
+    SplatElementsAttr splat;
+    if (matchPattern(written, m_Constant(&splat))) {
+      rewriter.replaceOpWithNewOp<arith::ConstantOp>(
+          read, SplatElementsAttr::get(type, splat.getSplatValue<Attribute>()));
+      return success();
+    }
+    auto broadcast = written.getDefiningOp<vector::BroadcastOp>();
+    if (!broadcast || isa<VectorType>(broadcast.getSourceType()))
+      return failure();
+    rewriter.replaceOpWithNewOp<vector::BroadcastOp>(read, type,
+                                                     broadcast.getSource());
+    return success();
+  }
+};
+
+/// A write that overwrites its whole tensor does not need what an earlier
+/// write put there: it writes into that write's tensor instead (the
+/// accumulator's store after the fill's, when their vector types differ,
+/// which upstream's write-after-write fold needs to be equal).
+struct WriteOverWholeWrite : OpRewritePattern<vector::TransferWriteOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::TransferWriteOp write,
+                                PatternRewriter &rewriter) const override {
+    auto earlier = write.getBase().getDefiningOp<vector::TransferWriteOp>();
+    if (!earlier || !overwritesWholeTensor(write))
+      return failure();
+    rewriter.modifyOpInPlace(
+        write, [&] { write.getBaseMutable().assign(earlier.getBase()); });
+    return success();
+  }
+};
+
 void hoistAndLower(func::FuncOp func) {
   MLIRContext *ctx = func.getContext();
   IRRewriter rewriter(ctx);
@@ -1221,6 +1290,10 @@ void hoistAndLower(func::FuncOp func) {
   // Transfer permutation maps are lowered after bufferization (by
   // convert-vector-to-scf), once masks are gone.
   RewritePatternSet patterns(ctx);
+  patterns.add<ReadOfSplatWrite, WriteOverWholeWrite>(ctx);
+  // A tile that the k loop carries unchanged (its accumulator hoisted) is
+  // forwarded, so that the store after the loop meets the fill's write.
+  scf::ForOp::getCanonicalizationPatterns(patterns, ctx);
   vector::populateVectorMaskLoweringPatternsForSideEffectingOps(patterns);
   vector::populateVectorReductionToContractPatterns(patterns);
   vector::populateVectorContractLoweringPatterns(

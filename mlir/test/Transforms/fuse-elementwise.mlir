@@ -226,3 +226,36 @@ func.func @panel_matmul(%x: tensor<8x32xf32>, %w: tensor<4x32x16xf32>, %b: tenso
   } -> tensor<8xf32>
   return %sum : tensor<8xf32>
 }
+
+// -----
+
+// An elementwise op copied into the interior of a zero-padded tensor (a
+// batch norm and ReLU6 before a depthwise convolution) computes into the
+// copy's destination: no linalg.copy, one generic that reads the input and
+// writes the padded tensor's interior (elementwise fusion then gives the
+// generic, which does not read its init, a tensor.empty; distinct-buffers
+// puts it back in the fill's slice).
+// CHECK-LABEL: func.func @elementwise_into_padded
+// CHECK-NOT: linalg.copy
+// CHECK: %[[FILL:.*]] = linalg.fill
+// CHECK: %[[R:.*]] = linalg.generic
+// CHECK: arith.minimumf
+// CHECK: tensor.insert_slice %[[R]] into %[[FILL]][0, 1, 1] [4, 8, 8]
+// CHECK-NOT: linalg.copy
+func.func @elementwise_into_padded(%x: tensor<4x8x8xf32>) -> tensor<4x10x10xf32> {
+  %zero = arith.constant 0.0 : f32
+  %six = arith.constant 6.0 : f32
+  %e = tensor.empty() : tensor<4x8x8xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<4x8x8xf32>) outs(%e : tensor<4x8x8xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %0 = arith.maximumf %p, %zero : f32
+    %1 = arith.minimumf %0, %six : f32
+    linalg.yield %1 : f32
+  } -> tensor<4x8x8xf32>
+  %pe = tensor.empty() : tensor<4x10x10xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%pe : tensor<4x10x10xf32>) -> tensor<4x10x10xf32>
+  %interior = tensor.extract_slice %fill[0, 1, 1] [4, 8, 8] [1, 1, 1] : tensor<4x10x10xf32> to tensor<4x8x8xf32>
+  %c = linalg.copy ins(%r : tensor<4x8x8xf32>) outs(%interior : tensor<4x8x8xf32>) -> tensor<4x8x8xf32>
+  %p = tensor.insert_slice %c into %fill[0, 1, 1] [4, 8, 8] [1, 1, 1] : tensor<4x8x8xf32> into tensor<4x10x10xf32>
+  return %p : tensor<4x10x10xf32>
+}

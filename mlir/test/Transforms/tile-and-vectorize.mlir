@@ -334,3 +334,35 @@ func.func @panel_matmul(%x: tensor<8x64xf32>, %w: tensor<4x64x16xf32>, %b: tenso
   } -> tensor<8x4x16xf32>
   return %r : tensor<8x4x16xf32>
 }
+
+// -----
+
+// A panel matmul (poptorch-pack-weights: B as (N / nr) x K x nr panels): the
+// register tile's fill writes the tile's shape (8x1x32), the contraction
+// reads it without the unit panel loop (8x32). The accumulator starts from
+// the zero constant, and the tile is written once, after the reduction: no
+// zeros written and read back first (bufferized, that tile was a heap
+// allocation filled and freed around every reduction).
+// CHECK-LABEL: func.func @panel_matmul_accumulator_from_fill
+// CHECK-NOT: vector.transfer_write
+// CHECK: %[[ACC:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %cst) -> (vector<8x32xf32>)
+// CHECK-COUNT-64: vector.fma {{.*}} : vector<32xf32>
+// CHECK: vector.transfer_write %[[ACC]], %{{.*}} : vector<8x32xf32>, tensor<8x1x32xf32>
+// CHECK-NOT: vector.transfer_write
+// CHECK: return
+#pa = affine_map<(m, p, j, k) -> (m, k)>
+#pw = affine_map<(m, p, j, k) -> (p, k, j)>
+#pc = affine_map<(m, p, j, k) -> (m, p, j)>
+func.func @panel_matmul_accumulator_from_fill(%x: tensor<16x64xf32>, %w: tensor<2x64x32xf32>) -> tensor<16x2x32xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x2x32xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<16x2x32xf32>) -> tensor<16x2x32xf32>
+  %mm = linalg.generic {indexing_maps = [#pa, #pw, #pc], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<16x64xf32>, tensor<2x64x32xf32>) outs(%f : tensor<16x2x32xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %0 = arith.mulf %p, %q : f32
+    %1 = arith.addf %acc, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<16x2x32xf32>
+  return %mm : tensor<16x2x32xf32>
+}
