@@ -1178,19 +1178,15 @@ void tileGeneric(RewriterBase &rewriter, linalg::LinalgOp op,
 //===----------------------------------------------------------------------===//
 
 /// Whether `write` overwrites every element of its (static) tensor: no mask,
-/// from the origin, and each dim covered by the vector dim written along it
-/// (a dim that no vector dim runs along has one element).
+/// from the origin, and the chunk it writes (each dim covered by the vector
+/// dim written along it, a dim that none runs along by one element) is the
+/// tensor's shape.
 bool overwritesWholeTensor(vector::TransferWriteOp write) {
   auto type = dyn_cast<RankedTensorType>(write.getBase().getType());
-  if (!type || !type.hasStaticShape() || write.getMask() ||
-      write.hasOutOfBoundsDim() ||
-      !llvm::all_of(write.getIndices(), isZeroInteger))
-    return false;
-  SmallVector<int64_t> covered(type.getRank(), 1);
-  for (auto [i, e] : llvm::enumerate(write.getPermutationMap().getResults()))
-    covered[cast<AffineDimExpr>(e).getPosition()] =
-        write.getVectorType().getDimSize(i);
-  return ArrayRef<int64_t>(covered) == type.getShape();
+  return type && type.hasStaticShape() && !write.getMask() &&
+         !write.hasOutOfBoundsDim() &&
+         llvm::all_of(write.getIndices(), isZeroInteger) &&
+         ArrayRef<int64_t>(write.getTransferChunkAccessed()) == type.getShape();
 }
 
 /// An in-bounds read of a tensor that a splat (a constant or a broadcast
