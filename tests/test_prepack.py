@@ -109,8 +109,10 @@ class Mlp(nn.Module):
 
     def __init__(self, dtype: torch.dtype = torch.float32) -> None:
         super().__init__()
-        self.net = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 256), nn.GELU(),
-                                 nn.Linear(256, 10)).to(dtype)
+        # Widths of two or more register blocks on any host: a batch-1 block is 128 columns
+        # wide with AVX-512 (32 with AVX2), and a weight of one block is not packed.
+        self.net = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 512), nn.GELU(),
+                                 nn.Linear(512, 10)).to(dtype)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.net(x)
@@ -121,7 +123,7 @@ class RightMatmul(nn.Module):
 
     def __init__(self) -> None:
         super().__init__()
-        self.w = nn.Parameter(torch.randn(48, 96))
+        self.w = nn.Parameter(torch.randn(48, 256))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.tanh(x @ self.w)

@@ -27,6 +27,7 @@
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -49,6 +50,34 @@ namespace {
 //===----------------------------------------------------------------------===//
 // scf.forall -> poptorch.parallel_for
 //===----------------------------------------------------------------------===//
+
+/// A buffer of static shape that each iteration of `loop` (the iterations of
+/// one range of a parallel loop, run in turn by one thread) allocates and
+/// frees is allocated once for the range. Below the buffer pool's size these
+/// are malloc/free pairs: a register tile's packed panel, allocated for each
+/// of the 12544 / 32 column tasks of MobileNetV2's first 1x1 convolutions,
+/// kept glibc's allocator at 3-5% of the network's cycles.
+void hoistIterationBuffers(RewriterBase &rewriter, scf::ForOp loop) {
+  Block *body = loop.getBody();
+  for (auto alloc :
+       llvm::make_early_inc_range(body->getOps<memref::AllocOp>())) {
+    if (!alloc->getOperands().empty())
+      continue;
+    SmallVector<memref::DeallocOp> deallocs;
+    bool other = false;
+    for (Operation *user : alloc->getUsers()) {
+      auto dealloc = dyn_cast<memref::DeallocOp>(user);
+      if (dealloc && dealloc->getBlock() == body)
+        deallocs.push_back(dealloc);
+      else
+        other |= dealloc != nullptr;
+    }
+    if (deallocs.size() != 1 || other)
+      continue;
+    rewriter.moveOpBefore(alloc, loop);
+    rewriter.moveOpAfter(deallocs.front(), loop);
+  }
+}
 
 /// Replaces `forall` (bufferized, no results) with a poptorch.parallel_for
 /// over the product of its trip counts. Iteration k of the new loop is the
@@ -107,6 +136,7 @@ LogicalResult toParallelFor(RewriterBase &rewriter, scf::ForallOp forall) {
   rewriter.eraseOp(inParallel);
   rewriter.inlineBlockBefore(body, loop.getBody()->getTerminator(), ivs);
   rewriter.eraseOp(forall);
+  hoistIterationBuffers(rewriter, loop);
   return success();
 }
 

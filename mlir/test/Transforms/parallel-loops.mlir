@@ -78,3 +78,35 @@ func.func @dynamic(%m: memref<?xf32>, %lo: index, %hi: index, %v: f32) {
   }
   return
 }
+
+// -----
+
+// A buffer that every iteration allocates and frees (a register tile's
+// packed panel) is allocated once per range: the alloc goes before the
+// range's loop and the dealloc after it. One whose size depends on the
+// iteration stays.
+// CHECK-LABEL: func.func @iteration_buffers
+// CHECK: poptorch.parallel_for
+// CHECK: %[[BUF:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4x16xf32>
+// CHECK: scf.for %[[K:.*]] =
+// CHECK-NOT: memref.alloc()
+// CHECK: memref.alloc(%{{.*}}) : memref<?xf32>
+// CHECK: memref.store %{{.*}}, %[[BUF]]
+// CHECK: memref.dealloc %{{.*}} : memref<?xf32>
+// CHECK-NOT: memref.dealloc %[[BUF]]
+// CHECK: }
+// CHECK: memref.dealloc %[[BUF]] : memref<4x16xf32>
+// CHECK: poptorch.parallel_yield
+func.func @iteration_buffers(%m: memref<8x16xf32>, %v: f32) {
+  scf.forall (%i) in (8) {
+    %buf = memref.alloc() {alignment = 64 : i64} : memref<4x16xf32>
+    %c0 = arith.constant 0 : index
+    %dyn = memref.alloc(%i) : memref<?xf32>
+    memref.store %v, %buf[%c0, %i] : memref<4x16xf32>
+    %x = memref.load %buf[%c0, %i] : memref<4x16xf32>
+    memref.store %x, %m[%i, %i] : memref<8x16xf32>
+    memref.dealloc %dyn : memref<?xf32>
+    memref.dealloc %buf : memref<4x16xf32>
+  }
+  return
+}

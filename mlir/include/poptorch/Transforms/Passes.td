@@ -47,6 +47,35 @@ def PoptorchFuseElementwise : Pass<"poptorch-fuse-elementwise", "func::FuncOp"> 
   ];
 }
 
+def PoptorchSplitPadding : Pass<"poptorch-split-padding", "func::FuncOp"> {
+  let summary = "Split elementwise reads of padded tensors into unpadded regions";
+  let description = [{
+    A padded tensor (a constant fill with a value inserted into its
+    interior, as the lowering pads the input of a depthwise convolution or
+    a pool) read by an all-parallel linalg.generic through static slices
+    (the strided windows of each kernel offset) is never materialized: the
+    generic is split into regions of its iteration space in which every
+    such slice lies wholly inside the inserted value, and reads it
+    directly, or wholly in the padding, and is the pad constant in the
+    body. The regions write their slices of the result. The fill, the copy
+    into its interior and their memory traffic are gone.
+
+    Only padded tensors of at least min-padded-bytes are split: one that
+    stays in the caches is cheap to fill, and the edge regions (a column of
+    an NCHW plane is one element per row, computed without vectors) cost
+    more than the fill saves.
+  }];
+  let options = [
+    Option<"minPaddedBytes", "min-padded-bytes", "int64_t",
+           /*default=*/"8 << 20",
+           "Split only reads of padded tensors of at least this many bytes">
+  ];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::arith::ArithDialect"
+  ];
+}
+
 def PoptorchTileAndVectorize : Pass<"poptorch-tile-and-vectorize", "ModuleOp"> {
   let summary = "Tile linalg contractions and convolutions for the cache and vectorize them";
   let description = [{
