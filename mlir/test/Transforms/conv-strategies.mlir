@@ -50,14 +50,18 @@ func.func @depthwise(%x: tensor<1x32x8x8xf32>, %w: tensor<32x1x3x3xf32>) -> tens
 // is tiled with the blocks of 32 output channels outermost, then output rows
 // and blocks of 8 pixels; the window and the blocks of 8 input channels are
 // loops that carry the 8x32 accumulators in registers. Each block's weights
-// are packed (3 x 3 x 16 x 32) before the pixel loops.
+// are packed (3 x 3 x 16 x 32) before the pixel loops. The output's zero
+// fill joins the tiles: the accumulators start from the constant, and no
+// pass over the output writes zeros first.
 // CHECK-LABEL: func.func @conv_channels_last
+// CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<1x8x32xf32>
+// CHECK-NOT: linalg.fill
 // CHECK: scf.for {{.*}} = %c0 to %c64 step %c32 {{.*}} -> (tensor<1x16x16x64xf32>)
 // CHECK: %[[P:.*]] = scf.for {{.*}} -> (tensor<3x3x16x32xf32>)
 // CHECK: scf.for {{.*}} = %c0 to %c16 step %c1 {{.*}} -> (tensor<1x16x16x64xf32>)
 // CHECK-NEXT: scf.for {{.*}} = %c0 to %c16 step %c8 {{.*}} -> (tensor<1x16x16x64xf32>)
-// CHECK: vector.transfer_read {{.*}} : tensor<1x1x8x32xf32>, vector<1x8x32xf32>
-// CHECK-NEXT: scf.for {{.*}} = %c0 to %c3 step %c1 {{.*}} -> (vector<1x8x32xf32>)
+// CHECK-NOT: vector.transfer_read {{.*}} : tensor<1x1x8x32xf32>
+// CHECK: scf.for {{.*}} = %c0 to %c3 step %c1 iter_args(%{{.*}} = %[[ZERO]]) -> (vector<1x8x32xf32>)
 // CHECK-NEXT: scf.for {{.*}} = %c0 to %c3 step %c1 {{.*}} -> (vector<1x8x32xf32>)
 // CHECK-NEXT: scf.for {{.*}} = %c0 to %c16 step %c8 {{.*}} -> (vector<1x8x32xf32>)
 // CHECK: vector.transfer_read {{.*}} : tensor<1x18x18x16xf32>, vector<1x8x8xf32>
