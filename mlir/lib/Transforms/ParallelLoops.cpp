@@ -63,16 +63,11 @@ void hoistIterationBuffers(RewriterBase &rewriter, scf::ForOp loop) {
        llvm::make_early_inc_range(body->getOps<memref::AllocOp>())) {
     if (!alloc->getOperands().empty())
       continue;
-    SmallVector<memref::DeallocOp> deallocs;
-    bool other = false;
-    for (Operation *user : alloc->getUsers()) {
-      auto dealloc = dyn_cast<memref::DeallocOp>(user);
-      if (dealloc && dealloc->getBlock() == body)
-        deallocs.push_back(dealloc);
-      else
-        other |= dealloc != nullptr;
-    }
-    if (deallocs.size() != 1 || other)
+    // Exactly one dealloc, in the body itself (not a conditional one).
+    auto deallocs = llvm::filter_to_vector(alloc->getUsers(), [](Operation *u) {
+      return isa<memref::DeallocOp>(u);
+    });
+    if (deallocs.size() != 1 || deallocs.front()->getBlock() != body)
       continue;
     rewriter.moveOpBefore(alloc, loop);
     rewriter.moveOpAfter(deallocs.front(), loop);

@@ -47,13 +47,22 @@ namespace {
 /// the kernels: the generic keeps its padded input.
 constexpr int64_t kMaxBoxes = 64;
 
-/// A constant-padded tensor: `interior` inserted at `offsets` into a fill of
-/// `pad`.
+/// A constant-padded tensor of `bytes`: `interior` inserted at `offsets` into
+/// a fill of `pad`.
 struct Padded {
   Value interior;
   TypedAttr pad;
   SmallVector<int64_t> offsets;
+  int64_t bytes; // of the padded tensor
 };
+
+/// The value `v` is a copy of (a linalg.copy's result is its input), or `v`.
+Value throughCopy(Value v) {
+  if (auto copy = v.getDefiningOp<linalg::CopyOp>())
+    if (copy.hasPureTensorSemantics())
+      return copy.getInputs()[0];
+  return v;
+}
 
 /// `v` as a padded tensor, when it is the static, unit-stride, rank-keeping
 /// insert of a value into a linalg.fill of a constant (or a splat constant).
@@ -81,10 +90,9 @@ std::optional<Padded> matchPadded(Value v) {
       return std::nullopt;
     p.pad = cast<TypedAttr>(splat.getSplatValue<Attribute>());
   }
-  p.interior = insert.getSource();
-  if (auto copy = p.interior.getDefiningOp<linalg::CopyOp>())
-    if (copy.hasPureTensorSemantics())
-      p.interior = copy.getInputs()[0];
+  p.interior = throughCopy(insert.getSource());
+  p.bytes = insert.getDestType().getNumElements() *
+            insert.getDestType().getElementTypeBitWidth() / 8;
   return p;
 }
 
@@ -166,16 +174,10 @@ LogicalResult splitPaddedReads(RewriterBase &rewriter, linalg::GenericOp op,
       reads.push_back(std::move(*read));
   if (reads.empty())
     return failure();
-  for (const PaddedRead &read : reads) {
-    auto padded =
-        cast<RankedTensorType>(read.operand->get()
-                                   .getDefiningOp<tensor::ExtractSliceOp>()
-                                   .getSource()
-                                   .getType());
-    if (padded.getNumElements() * padded.getElementTypeBitWidth() / 8 <
-        minPaddedBytes)
-      return failure();
-  }
+  if (llvm::any_of(reads, [&](const PaddedRead &r) {
+        return r.source.bytes < minPaddedBytes;
+      }))
+    return failure();
 
   // The cuts along every loop: where some read enters or leaves the
   // interior.
@@ -240,10 +242,7 @@ LogicalResult splitPaddedReads(RewriterBase &rewriter, linalg::GenericOp op,
       if (read == reads.end()) {
         // The window at the interior's own offset is the inserted value
         // itself (canonicalization folds its slice): read past the copy.
-        Value v = in->get();
-        if (auto copy = v.getDefiningOp<linalg::CopyOp>())
-          if (copy.hasPureTensorSemantics())
-            v = copy.getInputs()[0];
+        Value v = throughCopy(in->get());
         ins.push_back(isa<RankedTensorType>(v.getType()) ? sliceOf(v, maps[i])
                                                          : v);
         boxMaps.push_back(maps[i]);

@@ -484,9 +484,8 @@ bool distributeAndRetile(
                      sizes[*dim], fuse);
   if (failed(tiled))
     return false;
-  Operation *root = op.getOperation();
-  if (linalg::LinalgOp inner = findTiled(
-          *tiled, [&](linalg::LinalgOp l) { return !fuse(l) || l == root; }))
+  if (linalg::LinalgOp inner =
+          findTiled(*tiled, [&](linalg::LinalgOp l) { return !fuse(l); }))
     retile(inner);
   return true;
 }
@@ -1418,7 +1417,10 @@ struct TileAndVectorizePass
         for (Operation *p = l->getParentOp(); p != func; p = p->getParentOp())
           if (!ownLoops.contains(p))
             return;
-        if (l.hasPureTensorSemantics() && pred(l))
+        // A producer fused into the tiles of its consumer (the fill of a
+        // contraction's or convolution's output) is left without users:
+        // tiling it would be work for canonicalization to throw away.
+        if (l.hasPureTensorSemantics() && !l->use_empty() && pred(l))
           ops.push_back(l);
       });
       return ops;
