@@ -105,8 +105,23 @@ PYBIND11_MODULE(_C, m) {
   m.doc() =
       "poptorch native extension: ipu device, tracer, compiler and runtime";
 
-  py::register_exception<poptorch_bridge::CompileError>(m, "CompileError",
-                                                        PyExc_RuntimeError);
+  // Errors of the compiler are poptorch.errors.CompileError (a
+  // poptorch.Error); the Python package is importing this module, and its
+  // errors module imports nothing of ours. The class lives as long as the
+  // interpreter: a reference is kept without a destructor at exit.
+  static PyObject *compileError =
+      py::object(py::module_::import("poptorch.errors").attr("CompileError"))
+          .release()
+          .ptr();
+  m.attr("CompileError") = py::handle(compileError);
+  py::register_exception_translator([](std::exception_ptr e) {
+    try {
+      if (e)
+        std::rethrow_exception(e);
+    } catch (const poptorch_bridge::CompileError &error) {
+      PyErr_SetString(compileError, error.what());
+    }
+  });
   poptorch_bridge::setTeamRunner(&runOnTorchThreads);
 
   py::class_<CallPlan>(m, "CallPlan").def("__call__", &CallPlan::call);

@@ -20,9 +20,11 @@
 #include <frameobject.h>
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
 #include <functional>
 #include <numeric>
 #include <sstream>
+#include <string_view>
 #include <unordered_map>
 
 namespace poptorch {
@@ -556,6 +558,47 @@ std::vector<c10::IValue> Tracer::runOnMeta(const c10::OperatorHandle &op,
   return out;
 }
 
+/// Whether `t`'s memory is a permutation of a dense layout, with broadcast
+/// (stride 0) dims: the layouts whose elements the tracer's view mapping
+/// (mapView) can still place. Views with gaps (a select, a stepped slice)
+/// keep the contiguous layout of their value.
+static bool isPermutedOrBroadcast(const at::Tensor &t) {
+  std::vector<std::pair<int64_t, int64_t>> dims; // (stride, size)
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (t.size(d) > 1 && t.stride(d) != 0)
+      dims.push_back({t.stride(d), t.size(d)});
+  std::sort(dims.begin(), dims.end());
+  int64_t expected = 1;
+  for (auto [stride, size] : dims) {
+    if (stride != expected)
+      return false;
+    expected *= size;
+  }
+  return true;
+}
+
+std::vector<c10::IValue>
+Tracer::eagerViewGeometry(const c10::OperatorHandle &op,
+                          const std::vector<c10::IValue> &args) {
+  const c10::OperatorName &name = op.schema().operator_name();
+  std::string_view base(name.name);
+  if (base.size() <= 5 || base.substr(base.size() - 5) != "_copy")
+    return {};
+  auto view = c10::Dispatcher::singleton().findOp(
+      {std::string(base.substr(0, base.size() - 5)), name.overload_name});
+  if (!view)
+    return {};
+  const auto &returns = view->schema().returns();
+  if (returns.size() != 1 || !returns[0].alias_info() ||
+      returns[0].type()->kind() != c10::TypeKind::TensorType)
+    return {};
+  try {
+    return runOnMeta(*view, args, false);
+  } catch (const std::exception &) {
+    return {}; // no Meta geometry: contiguous, as before
+  }
+}
+
 std::vector<c10::IValue>
 Tracer::callOnMeta(const c10::OperatorHandle &op,
                    const std::vector<c10::IValue> &args) {
@@ -703,6 +746,24 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
       }
   std::vector<c10::IValue> metaOut = runOnMeta(op, args, indexList);
   torch::jit::drop(*stack, nargs);
+  // The result of a functionalized view (`expand_copy` for `expand`) takes
+  // the view's strides, as eager's has: torch decides from strides whether a
+  // later reshape is a view or a copy, and a view would see a later in-place
+  // update of its base (x.expand(3, 4).reshape(12) is a copy in eager).
+  std::vector<c10::IValue> viewOut = eagerViewGeometry(op, args);
+
+  // An op whose results all have no elements computes nothing, whatever its
+  // operands are: each result is an empty constant, so no lowering and no
+  // kernel ever sees a zero-size result (a 0 x 5 by 5 x 10 matmul, an empty
+  // slice or split piece, an op on an empty input).
+  bool resultsEmpty = false;
+  for (const c10::IValue &m : metaOut) {
+    if (m.isTensorList() || (m.isTensor() && m.toTensor().numel() != 0)) {
+      resultsEmpty = false;
+      break;
+    }
+    resultsEmpty |= m.isTensor();
+  }
 
   auto pushOutputs = [&](const std::vector<ValueId> &ids,
                          const std::string &reason) {
@@ -753,11 +814,25 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
         continue;
       }
       const at::Tensor &mt = m.toTensor();
-      at::Tensor out = emptyIpu(mt.sizes(), mt.strides(), mt.scalar_type());
+      at::IntArrayRef strides = mt.strides();
+      if (r < viewOut.size() && viewOut[r].isTensor() &&
+          viewOut[r].toTensor().sizes() == mt.sizes() &&
+          isPermutedOrBroadcast(viewOut[r].toTensor()))
+        strides = viewOut[r].toTensor().strides();
+      at::Tensor out = emptyIpu(mt.sizes(), strides, mt.scalar_type());
       bindResult(out, writtenArgs.empty() ? r : ids.size());
       stack->push_back(out);
     }
   };
+
+  if (resultsEmpty) {
+    std::vector<ValueId> ids;
+    for (const c10::IValue &m : metaOut)
+      if (m.isTensor())
+        ids.push_back(
+            builder.addConstant(tensorTypeOf(m.toTensor(), opName), nullptr));
+    return pushOutputs(ids, "");
+  }
 
   if (!spec || !poison.empty()) {
     if (!spec) {
@@ -1327,20 +1402,17 @@ ValueId Tracer::writeView(const ViewMap &map, ValueId base, ValueId value,
     ValueId middle = insert(region, k + 1);
     if (start == 0 && step == 1 && len == size)
       return middle;
+    if (step != 1)
+      return builder.addOp("poptorch.slice_insert", {{into}, {middle}},
+                           {{"dim", i64Attr(k)},
+                            {"start", i64Attr(start)},
+                            {"step", i64Attr(step)}},
+                           {builder.typeOf(into)}, loc)[0];
     std::vector<ValueId> pieces;
     if (start > 0)
       pieces.push_back(emitSlice(into, k, 0, 1, start, loc));
-    if (step == 1) {
-      pieces.push_back(middle);
-    } else {
-      for (int64_t i = 0; i < len; ++i) {
-        pieces.push_back(emitSlice(middle, k, i, 1, 1, loc));
-        if (i + 1 < len)
-          pieces.push_back(
-              emitSlice(into, k, start + i * step + 1, 1, step - 1, loc));
-      }
-    }
-    int64_t end = start + (len - 1) * step + 1;
+    pieces.push_back(middle);
+    int64_t end = start + len;
     if (end < size)
       pieces.push_back(emitSlice(into, k, end, 1, size - end, loc));
     TensorType to = builder.typeOf(into);
@@ -1357,6 +1429,10 @@ std::optional<ValueId> Tracer::viewValue(const at::Tensor &self,
   if (!isTraced(self))
     return std::nullopt;
   ++opCount;
+  if (c10::multiply_integers(sizes) == 0) // reads nothing, wherever it starts
+    return builder.addConstant(
+        TensorType{sizes.vec(), elemTypeOf(self.scalar_type(), opName)},
+        nullptr);
   ViewMap map = mapView(self, sizes, strides, offset, opName);
   return readView(map, valueOf(self, std::nullopt, opName), sourceLocation());
 }
@@ -1373,9 +1449,12 @@ void Tracer::captureScatter(const c10::OperatorHandle &op, const char *viewOp,
     return foldOnHost(op, stack);
   ++opCount;
   // `x_scatter(self, src, args...)` writes src into `x(self, args...)`: take
-  // that view's geometry from the view op run on a Meta tensor like self.
-  at::Tensor meta = at::empty_strided(self.sizes(), self.strides(),
-                                      self.options().device(c10::kMeta));
+  // that view's geometry from the view op run on a Meta tensor shaped like
+  // self and laid out as its value is (densely; self itself carries the
+  // strides of the eager view it stands for, see eagerViewGeometry).
+  at::Tensor meta =
+      at::empty_strided(self.sizes(), c10::contiguous_strides(self.sizes()),
+                        self.options().device(c10::kMeta));
   torch::jit::Stack viewStack{meta};
   viewStack.insert(viewStack.end(), args.begin() + 2, args.end());
   c10::Dispatcher::singleton()
@@ -1383,9 +1462,8 @@ void Tracer::captureScatter(const c10::OperatorHandle &op, const char *viewOp,
       .callBoxed(viewStack);
   const at::Tensor view = viewStack.at(0).toTensor();
   SourceLoc loc = sourceLocation();
-  ViewMap map =
-      mapView(self, view.sizes(), view.strides(),
-              self.storage_offset() + view.storage_offset(), opName.c_str());
+  ViewMap map = mapView(meta, view.sizes(), view.strides(),
+                        view.storage_offset(), opName.c_str());
   ValueId result =
       writeView(map, valueOf(self, std::nullopt, opName),
                 valueOf(src, self.scalar_type(), opName), opName.c_str(), loc);

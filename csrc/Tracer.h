@@ -188,6 +188,11 @@ private:
   /// `staticShape`: the op's result shape is known from its arguments even
   /// though the op is tagged dynamic_output_shape (advanced indexing without
   /// bool masks).
+  /// For a functionalized view op (`<view>_copy`), the view op run on Meta
+  /// tensors (its result has eager's strides); empty for any other op.
+  std::vector<c10::IValue>
+  eagerViewGeometry(const c10::OperatorHandle &op,
+                    const std::vector<c10::IValue> &args);
   std::vector<c10::IValue> runOnMeta(const c10::OperatorHandle &op,
                                      const std::vector<c10::IValue> &args,
                                      bool staticShape = false);

@@ -250,7 +250,9 @@ def gen_docs() -> str:
            f"ops** ({len(table.ATEN)} overloads) into **{len(dialect_ops())} dialect ops**.", "",
            "Ops whose tensor inputs are all constants (factory functions such as `torch.arange`, "
            "tensors built from Python values) are evaluated once at trace time and become "
-           "`poptorch.constant`; they need no entry here. Any other op reports an error at trace "
+           "`poptorch.constant`; they need no entry here. So are ops whose results all have no "
+           "elements (a 0 x 5 by 5 x 10 matmul, an empty slice): each result is an empty constant. "
+           "Any other op reports an error at trace "
            "time that lists every unsupported op of the model with its source line. To add an op, "
            "see `docs/developer.md`.", "",
            "What to do when an op is reported as unsupported: compute it outside the model and "

@@ -70,6 +70,60 @@ def _seed() -> None:
     torch.manual_seed(0)
 
 
+class _InputSnapshot:
+    """What a caller can observe of its input tensors: storage, layout and bytes."""
+
+    def __init__(self, tensors: list[torch.Tensor]) -> None:
+        self.tensors = tensors
+        self.before = [(t.untyped_storage().data_ptr(), t.shape, t.stride(), t.storage_offset(),
+                        _bytes(t)) for t in tensors]
+
+    def check(self, written: set[int], what: str) -> None:
+        for i, (t, (ptr, shape, stride, offset, data)) in enumerate(
+                zip(self.tensors, self.before, strict=True)):
+            if i in written:
+                continue  # the model updates this input in place, as eager does
+            assert (t.untyped_storage().data_ptr(), t.shape, t.stride(),
+                    t.storage_offset()) == (ptr, shape, stride, offset), \
+                f"{what} changed the storage or layout of input {i}"
+            assert torch.equal(_bytes(t), data), f"{what} wrote into input {i}"
+
+
+def _bytes(t: torch.Tensor) -> torch.Tensor:
+    return t.detach().contiguous().flatten().view(torch.uint8).clone()
+
+
+def _written_inputs(exe: Any) -> set[int]:
+    n = exe.graph.num_inputs
+    return {a for a in exe.graph.buffer_update_args if a < n}
+
+
+_fast_call = poptorch.Executable.fast_call
+_run_unchecked = poptorch.Executable.run_unchecked
+
+
+def _guarded_fast_call(self: Any, args: tuple[Any, ...]) -> Any:
+    snapshot = _InputSnapshot([a for a in args if isinstance(a, torch.Tensor)])
+    out = _fast_call(self, args)
+    snapshot.check(_written_inputs(self), f"a compiled call of {self.graph.name}")
+    return out
+
+
+def _guarded_run_unchecked(self: Any, args: Any, kwargs: dict[str, Any]) -> Any:
+    leaves = pytree.tree_leaves((tuple(args), dict(kwargs)))
+    snapshot = _InputSnapshot([x for x in leaves if isinstance(x, torch.Tensor)])
+    out = _run_unchecked(self, args, kwargs)
+    snapshot.check(_written_inputs(self), f"a compiled call of {self.graph.name}")
+    return out
+
+
+# Every compiled call the suite makes checks that the caller's input tensors keep
+# their storage, layout and values, unless the model itself writes the input in
+# place (eager semantics, written back by the runtime).
+poptorch.Executable.fast_call = _guarded_fast_call
+poptorch.Executable.run_unchecked = _guarded_run_unchecked
+
+
 # Every pass's result is verified in the whole suite, not only each stage's (the
 # compiler's default; see verifyEachPass in csrc/bridge/Program.cpp).
 os.environ.setdefault("POPTORCH_VERIFY_EACH", "1")

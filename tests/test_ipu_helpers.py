@@ -39,7 +39,8 @@ def test_dynamic_slice_start_is_a_runtime_value(dtype, dim, size, step) -> None:
         torch.testing.assert_close(executor(x, start), expected)
         torch.testing.assert_close(model(x, start), expected)
     assert executor.compile_count == 1
-    assert "poptorch.index" in executor.executable.graph.mlir
+    # A slice of no elements reads nothing: its result is an empty constant.
+    assert ("poptorch.index" in executor.executable.graph.mlir) == (size > 0)
 
 
 def test_dynamic_slice_int_start_and_errors() -> None:

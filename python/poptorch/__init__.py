@@ -9,7 +9,7 @@ import atexit
 
 import torch  # noqa: F401  (the extension needs torch's libraries loaded first)
 
-from . import _C, _meta, enums, experimental  # noqa: F401 (_meta registers shape functions)
+from . import _C, _meta, enums, errors, experimental  # noqa: F401 (_meta registers shape functions)
 from ._blocks import BeginBlock, Block, BlockFunction, removeBlocks
 from ._dataloader import AsynchronousDataAccessor, DataLoader
 from ._debug import bisect, explain, replay, write_bundle
@@ -27,6 +27,7 @@ from ._logging import logger, setLogLevel
 from ._poplar_executor import PoplarExecutor, inferenceModel, load
 from ._tracing import Executable, TracedGraph, trace
 from .enums import *  # noqa: F403
+from .errors import Error, RecoverableError, UnrecoverableError
 from .execution_strategy import (
     ParallelPhasedExecution,
     Phase,
@@ -46,20 +47,24 @@ __all__ = [
     "Block",
     "BlockFunction",
     "DataLoader",
+    "Error",
     "Executable",
     "Options",
     "ParallelPhasedExecution",
     "Phase",
     "PipelinedExecution",
     "PoplarExecutor",
+    "RecoverableError",
     "SerialPhasedExecution",
     "ShardedExecution",
     "Stage",
     "TensorLocationSettings",
     "TracedGraph",
+    "UnrecoverableError",
     "bisect",
     "explain",
     "dynamic_slice",
+    "errors",
     "experimental",
     "getIpuTensorId",
     "identity_loss",

@@ -32,6 +32,7 @@ from typing import Any
 import torch
 
 from .enums import CommGroupType, OutputMode
+from .errors import ArgumentError
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,7 +54,7 @@ class Batching:
         period = {OutputMode.All: 1, OutputMode.Sum: 1, OutputMode.Final: d,
                   OutputMode.EveryN: options._values["output_return_period"]}[mode]
         if d % period != 0:
-            raise ValueError(
+            raise ArgumentError(
                 f"poptorch: outputMode(OutputMode.EveryN, {period}) needs deviceIterations "
                 f"({d}) to be a multiple of the output return period ({period})")
         return Batching(d, r, mode, period, replica_slices(options))
@@ -98,14 +99,14 @@ class Batching:
             return
         for t, name in zip(tensors, names, strict=True):
             if t.dim() == 0:
-                raise ValueError(
+                raise ArgumentError(
                     f"poptorch: {name} is 0-dim, but with deviceIterations({self.iterations}) "
                     f"and replicationFactor({self.replicas}) every input is split into "
                     f"{self.factor} micro-batches along dimension 0")
             if t.shape[0] % self.factor != 0:
                 grouped = "" if self.slices == self.replicas else \
                     f" / input group size({self.replicas // self.slices})"
-                raise ValueError(
+                raise ArgumentError(
                     f"Invalid batch dimension: In the input {name}, the batch dimension "
                     f"({t.shape[0]}) must be a multiple of Options().deviceIterations"
                     f"({self.iterations}) * Options().replicationFactor({self.replicas})"
@@ -164,7 +165,7 @@ def replica_slices(options: Any) -> tuple[int, ...]:
     if not size or size == 1:
         return tuple(range(r))
     if r % size != 0:
-        raise ValueError(
+        raise ArgumentError(
             f"poptorch: inputReplicaGrouping({size}, ...) needs replicationFactor ({r}) to be a "
             f"multiple of the input group size ({size})")
     groups = r // size

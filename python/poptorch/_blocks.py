@@ -31,6 +31,7 @@ from typing import Any
 import torch
 
 from .enums import AutoStage
+from .errors import ArgumentError, ArgumentTypeError
 from .execution_strategy import (
     PipelinedExecution,
     ShardedExecution,
@@ -73,7 +74,7 @@ class _Tracker:
         name = type(self.strategy).__name__
         if self._explicit():
             if block not in self.strategy._block_map:
-                raise ValueError(
+                raise ArgumentError(
                     f"poptorch: the model starts block {block!r}, but the execution strategy "
                     f"{name} does not name it; its blocks are {sorted(self.strategy._block_map)}")
             stage = self.strategy._block_map[block]
@@ -88,7 +89,7 @@ class _Tracker:
             else AutoStage.SameAsIpu
         if auto == AutoStage.SameAsIpu:
             if ipu_id is None:
-                raise ValueError(
+                raise ArgumentError(
                     f"poptorch: AutoStage.SameAsIpu was selected but no IPU was specified for block "
                     f"{block!r}: pass ipu_id to BeginBlock/Block, or use "
                     f"{name}(AutoStage.AutoIncrement) or a strategy that lists the stages")
@@ -110,13 +111,13 @@ class _Tracker:
             user_id = str(self.next_auto_id)
             self.next_auto_id += 1
         if not isinstance(user_id, str):
-            raise TypeError(f"poptorch: block ids are strings, got {user_id!r}")
+            raise ArgumentTypeError(f"poptorch: block ids are strings, got {user_id!r}")
         placement = self.placements.get(user_id)
         if placement is None:
             placement = self._place(user_id, ipu_id)
             self.placements[user_id] = placement
         elif ipu_id is not None and placement.ipu != ipu_id and not self._explicit():
-            raise ValueError(f"poptorch: block {user_id!r} was started on IPU {placement.ipu} "
+            raise ArgumentError(f"poptorch: block {user_id!r} was started on IPU {placement.ipu} "
                              f"and again on IPU {ipu_id}")
         self._enter(placement)
 
@@ -140,14 +141,14 @@ class _Tracker:
         name = type(self.strategy).__name__
         if isinstance(self.strategy, _PhasedExecution):
             if after.phase < max(p.phase for p in [before, *self.entered]):
-                raise ValueError(
+                raise ArgumentError(
                     f"poptorch: block {after.block!r} (phase {after.phase}) starts after phase "
                     f"{max(p.phase for p in [before, *self.entered])} ran: {name} runs the phases "
                     "in order, so the model must enter them in increasing phase order")
             return
         latest = max(p.stage for p in [before, *self.entered])
         if after.stage < latest:
-            raise ValueError(
+            raise ArgumentError(
                 f"poptorch: block {after.block!r} (stage {after.stage}) starts after stage "
                 f"{latest} ran: {name} runs the stages in order, so the model must enter them in "
                 "increasing stage order (a stage cannot consume the output of a later stage)")
@@ -186,10 +187,10 @@ def end_tracing() -> list[BlockPlacement]:
 
 def _check_ids(user_id: Any, ipu_id: Any, what: str) -> None:
     if user_id is not None and not isinstance(user_id, str):
-        raise TypeError(f"poptorch.{what}: user_id must be a str or None, got {user_id!r}")
+        raise ArgumentTypeError(f"poptorch.{what}: user_id must be a str or None, got {user_id!r}")
     if ipu_id is not None and (isinstance(ipu_id, bool) or not isinstance(ipu_id, int)
                                or ipu_id < 0):
-        raise TypeError(f"poptorch.{what}: ipu_id must be an int >= 0 or None, got {ipu_id!r}")
+        raise ArgumentTypeError(f"poptorch.{what}: ipu_id must be an int >= 0 or None, got {ipu_id!r}")
 
 
 class Block:
@@ -232,7 +233,7 @@ def BeginBlock(module: torch.nn.Module, user_id: str | None = None,  # noqa: N80
     The block lasts until the next block starts (PopTorch's semantics).
     """
     if not isinstance(module, torch.nn.Module):
-        raise TypeError(f"poptorch.BeginBlock expects a torch.nn.Module, got {type(module).__name__}")
+        raise ArgumentTypeError(f"poptorch.BeginBlock expects a torch.nn.Module, got {type(module).__name__}")
     _check_ids(user_id, ipu_id, "BeginBlock")
     old = getattr(module, "_poptorch_block_handle", None)
     if old is not None:
@@ -283,13 +284,13 @@ def check_placements(placements: list[BlockPlacement], strategy: _ExecutionStrat
     ipus: dict[int, int] = {}
     for p in placements:
         if ipus.setdefault(p.stage, p.ipu) != p.ipu:
-            raise ValueError(f"poptorch: {name}: stage {p.stage} has blocks on IPU "
+            raise ArgumentError(f"poptorch: {name}: stage {p.stage} has blocks on IPU "
                              f"{ipus[p.stage]} and on IPU {p.ipu}; a stage runs on one IPU")
     stages = sorted(ipus)
     if isinstance(strategy, PipelinedExecution) and not isinstance(strategy, ShardedExecution) \
             and len(stages) > 1:
         if device_iterations < len(stages):
-            raise ValueError(
+            raise ArgumentError(
                 f"poptorch.Options().deviceIterations must be greater than or equal to the number "
                 f"of pipeline stages ({len(stages)}) when using poptorch.PipelinedExecution "
                 f"(it is {device_iterations})")

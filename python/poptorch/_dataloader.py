@@ -29,6 +29,7 @@ import torch
 
 from ._batching import Batching
 from .enums import DataLoaderMode
+from .errors import ArgumentError, ArgumentTypeError
 from .options import Options
 
 
@@ -41,12 +42,13 @@ class DataLoader(torch.utils.data.DataLoader):
                  mode: DataLoaderMode = DataLoaderMode.Sync, async_options: dict | None = None,
                  rebatched_worker_size: int | None = None, **kwargs: Any) -> None:
         if not isinstance(options, Options):
-            raise TypeError("poptorch.DataLoader expects poptorch.Options as its first argument, "
+            raise ArgumentTypeError("poptorch.DataLoader expects poptorch.Options as its first argument, "
                             f"got {type(options).__name__}")
         if not isinstance(mode, DataLoaderMode):
-            raise TypeError(f"poptorch.DataLoader: mode expects a poptorch.DataLoaderMode, got {mode!r}")
+            raise ArgumentTypeError(
+                f"poptorch.DataLoader: mode expects a poptorch.DataLoaderMode, got {mode!r}")
         if batch_size is None or batch_size < 1:
-            raise ValueError(f"poptorch.DataLoader: batch_size must be an int >= 1, got {batch_size}")
+            raise ArgumentError(f"poptorch.DataLoader: batch_size must be an int >= 1, got {batch_size}")
         self._options = options
         self._mode = mode
         self._async_options = dict(async_options or {})
@@ -103,7 +105,7 @@ class AsynchronousDataAccessor:
                  sharing_strategy: Any = None, rebatched_size: int | None = None) -> None:
         del miss_sleep_time_in_ms, sharing_strategy, rebatched_size  # thread-based: no polling
         if buffer_size < 1:
-            raise ValueError(f"poptorch.AsynchronousDataAccessor: buffer_size must be >= 1, "
+            raise ArgumentError(f"poptorch.AsynchronousDataAccessor: buffer_size must be >= 1, "
                              f"got {buffer_size}")
         self._dataset = dataset
         self._buffer_size = buffer_size

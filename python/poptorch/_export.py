@@ -22,6 +22,7 @@ from . import _C, _blocks
 from ._batching import Batching
 from ._logging import logger
 from ._tracing import Executable, TracedGraph, _cache_entry
+from .errors import ArgumentError
 
 FORMAT = "poptorch-export-1"
 
@@ -71,10 +72,10 @@ def read(path: str | os.PathLike[str]) -> dict[str, Any]:
             warnings.simplefilter("ignore", FutureWarning)
             blob = torch.load(os.fspath(path), weights_only=False)
     except Exception as e:  # noqa: BLE001 - any unreadable file is the same user error
-        raise ValueError(f"poptorch: {os.fspath(path)} is not a file written by "
+        raise ArgumentError(f"poptorch: {os.fspath(path)} is not a file written by "
                          f"compileAndExport ({type(e).__name__}: {e})") from None
     if not isinstance(blob, dict) or blob.get("format") != FORMAT:
-        raise ValueError(f"poptorch: {os.fspath(path)} is not a file written by compileAndExport "
+        raise ArgumentError(f"poptorch: {os.fspath(path)} is not a file written by compileAndExport "
                          f"(expected format {FORMAT!r})")
     return blob
 
@@ -86,7 +87,7 @@ def executable_for(blob: dict[str, Any], model: torch.nn.Module, options: Any) -
     missing = [n for n in blob["parameters"] if n not in params] + \
         [n for n in blob["buffers"] if n not in buffers]
     if missing:
-        raise ValueError(f"poptorch: the exported executable needs {missing}, which the model "
+        raise ArgumentError(f"poptorch: the exported executable needs {missing}, which the model "
                          "does not have; load it into the model it was exported from")
     graph = TracedGraph(parameters=[(n, params[n]) for n in blob["parameters"]],
                         buffers=[(n, buffers[n]) for n in blob["buffers"]], **blob["graph"])

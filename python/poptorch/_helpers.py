@@ -12,6 +12,8 @@ from typing import Any
 
 import torch
 
+from .errors import ArgumentError, ArgumentIndexError, ArgumentTypeError, StateError
+
 _tracing_depth = 0  # > 0 while trace() runs a model (set by _tracing)
 _tracer: Any = None  # the active _C.Tracer while trace() runs a model
 
@@ -38,7 +40,7 @@ def set_available_memory(tensor: torch.Tensor, available_memory_proportion: floa
     """Accepted for PopTorch compatibility: there is no tile memory to budget, so the
     proportion (checked to be in (0, 1]) does not change the program."""
     if not 0.0 < float(available_memory_proportion) <= 1.0:
-        raise ValueError("poptorch.set_available_memory: available_memory_proportion must be in "
+        raise ArgumentError("poptorch.set_available_memory: available_memory_proportion must be in "
                          f"(0, 1], got {available_memory_proportion}")
     return tensor
 
@@ -51,7 +53,7 @@ def identity_loss(x: torch.Tensor, reduction: str) -> torch.Tensor:
         return x.mean()
     if reduction == "none":
         return x
-    raise ValueError(f'poptorch.identity_loss: reduction must be "sum", "mean" or "none", '
+    raise ArgumentError(f'poptorch.identity_loss: reduction must be "sum", "mean" or "none", '
                      f"got {reduction!r}")
 
 
@@ -66,22 +68,22 @@ def dynamic_slice(tensor: torch.Tensor, dim: int, start: torch.Tensor | int, siz
     stays inside the tensor (Poplar's dynamic slice never reads out of bounds).
     """
     if isinstance(size, bool) or not isinstance(size, int) or size < 0:
-        raise ValueError(f"poptorch.dynamic_slice: size must be an int >= 0, got {size!r}")
+        raise ArgumentError(f"poptorch.dynamic_slice: size must be an int >= 0, got {size!r}")
     if isinstance(step, bool) or not isinstance(step, int) or step < 1:
-        raise ValueError(f"poptorch.dynamic_slice: step must be an int >= 1, got {step!r}")
+        raise ArgumentError(f"poptorch.dynamic_slice: step must be an int >= 1, got {step!r}")
     if not -tensor.dim() <= dim < max(tensor.dim(), 1):
-        raise IndexError(f"poptorch.dynamic_slice: dim {dim} is out of range for a "
+        raise ArgumentIndexError(f"poptorch.dynamic_slice: dim {dim} is out of range for a "
                          f"{tensor.dim()}-dim tensor")
     dim = dim % tensor.dim()
     extent = tensor.shape[dim]
     span = (size - 1) * step + 1 if size > 0 else 0
     if span > extent:
-        raise ValueError(f"poptorch.dynamic_slice: a slice of size {size} with step {step} spans "
+        raise ArgumentError(f"poptorch.dynamic_slice: a slice of size {size} with step {step} spans "
                          f"{span} elements, but dimension {dim} has {extent}")
     if isinstance(start, torch.Tensor):
         if start.numel() != 1 or start.dtype.is_floating_point or start.dtype.is_complex \
                 or start.dtype == torch.bool:
-            raise ValueError("poptorch.dynamic_slice: start must be an int or a 1-element integer "
+            raise ArgumentError("poptorch.dynamic_slice: start must be an int or a 1-element integer "
                              f"tensor, got {start.dtype} with shape {list(start.shape)}")
         first = start.reshape(()).to(torch.int64)
     else:
@@ -107,9 +109,9 @@ def getIpuTensorId(tensor: torch.Tensor) -> int:  # noqa: N802
     program does not compute (a constant the tracer has not captured yet).
     Only meaningful while the model is traced."""
     if not isinstance(tensor, torch.Tensor):
-        raise TypeError(f"poptorch.getIpuTensorId expects a tensor, got {type(tensor).__name__}")
+        raise ArgumentTypeError(f"poptorch.getIpuTensorId expects a tensor, got {type(tensor).__name__}")
     if _tracer is None:
-        raise RuntimeError("poptorch.getIpuTensorId: the tensor is not an ipu tensor; ids exist only "
+        raise StateError("poptorch.getIpuTensorId: the tensor is not an ipu tensor; ids exist only "
                            "while a model is traced for the ipu (inside its forward)")
     return int(_tracer.value_id(_traced(tensor)))
 
@@ -127,7 +129,7 @@ def ipu_print_tensor(tensor: torch.Tensor, title: str = "", print_gradient: bool
     prints with torch's formatting.
     """
     if not isinstance(tensor, torch.Tensor):
-        raise TypeError(f"poptorch.ipu_print_tensor expects a tensor, got {type(tensor).__name__}")
+        raise ArgumentTypeError(f"poptorch.ipu_print_tensor expects a tensor, got {type(tensor).__name__}")
     if _tracer is not None:
         _tracer.print_tensor(_traced(tensor), str(title))
         return tensor

@@ -12,6 +12,8 @@ from __future__ import annotations
 import logging
 import os
 
+from .errors import ArgumentError
+
 logger = logging.getLogger("poptorch")
 
 TRACE = logging.DEBUG - 5
@@ -42,7 +44,7 @@ def setLogLevel(level: str | int) -> None:  # noqa: N802 (PopTorch's name)
     """Sets the poptorch log level: OFF, ERR, WARN, INFO, DEBUG or TRACE."""
     if isinstance(level, str):
         if level.upper() not in _LEVELS:
-            raise ValueError(f"poptorch: unknown log level {level!r}; use one of {list(_LEVELS)}")
+            raise ArgumentError(f"poptorch: unknown log level {level!r}; use one of {list(_LEVELS)}")
         level = _LEVELS[level.upper()]
     logger.setLevel(level)
     _sync_trace_sink()

@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from .errors import ArgumentError, ArgumentTypeError, InternalError
+
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 # ---------------------------------------------------------------------------
@@ -129,47 +131,47 @@ def _got(value: Any) -> str:
 
 def expect_bool(option: str, value: Any) -> bool:
     if not isinstance(value, bool):
-        raise TypeError(f"poptorch: {option} expects a bool (True or False), {_got(value)}")
+        raise ArgumentTypeError(f"poptorch: {option} expects a bool (True or False), {_got(value)}")
     return value
 
 
 def expect_int(option: str, value: Any, *, minimum: int | None = None,
                maximum: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"poptorch: {option} expects an int, {_got(value)}")
+        raise ArgumentTypeError(f"poptorch: {option} expects an int, {_got(value)}")
     value = int(value)
     if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
         bounds = " and ".join(s for s in (f">= {minimum}" if minimum is not None else "",
                                           f"<= {maximum}" if maximum is not None else "") if s)
-        raise ValueError(f"poptorch: {option} expects an int {bounds}, got {value}")
+        raise ArgumentError(f"poptorch: {option} expects an int {bounds}, got {value}")
     return value
 
 
 def expect_float(option: str, value: Any, *, above: float | None = None,
                  at_most: float | None = None) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"poptorch: {option} expects a number, {_got(value)}")
+        raise ArgumentTypeError(f"poptorch: {option} expects a number, {_got(value)}")
     value = float(value)
     if (above is not None and not value > above) or (at_most is not None and not value <= at_most):
         bounds = " and ".join(s for s in (f"> {above}" if above is not None else "",
                                           f"<= {at_most}" if at_most is not None else "") if s)
-        raise ValueError(f"poptorch: {option} expects a number {bounds}, got {value}")
+        raise ArgumentError(f"poptorch: {option} expects a number {bounds}, got {value}")
     return value
 
 
 def expect_str(option: str, value: Any) -> str:
     if not isinstance(value, str):
-        raise TypeError(f"poptorch: {option} expects a str, {_got(value)}")
+        raise ArgumentTypeError(f"poptorch: {option} expects a str, {_got(value)}")
     return value
 
 
 def expect_str_list(option: str, value: Any) -> list[str]:
     if isinstance(value, str) or not isinstance(value, Iterable):
-        raise TypeError(f"poptorch: {option} expects a list of str, {_got(value)}")
+        raise ArgumentTypeError(f"poptorch: {option} expects a list of str, {_got(value)}")
     items = list(value)
     for item in items:
         if not isinstance(item, str):
-            raise TypeError(f"poptorch: {option} expects a list of str, but it contains {_got(item)}")
+            raise ArgumentTypeError(f"poptorch: {option} expects a list of str, but it contains {_got(item)}")
     return items
 
 
@@ -178,9 +180,9 @@ def expect_enum(option: str, value: Any, enum_cls: type[enum.Enum],
     choices = list(allowed) if allowed is not None else list(enum_cls)
     names = ", ".join(f"poptorch.{enum_cls.__name__}.{m.name}" for m in choices)
     if not isinstance(value, enum_cls):
-        raise TypeError(f"poptorch: {option} expects one of {names}; {_got(value)}")
+        raise ArgumentTypeError(f"poptorch: {option} expects one of {names}; {_got(value)}")
     if value not in choices:
-        raise ValueError(f"poptorch: {option} expects one of {names}; got {value!r}")
+        raise ArgumentError(f"poptorch: {option} expects one of {names}; got {value!r}")
     return value
 
 
@@ -201,7 +203,7 @@ def _number(option: str, value: Any) -> float:
 
 def _str_dict(option: str, value: Any) -> dict[str, str]:
     if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
-        raise TypeError(f"poptorch: {option} expects a dict with str keys, {_got(value)}")
+        raise ArgumentTypeError(f"poptorch: {option} expects a dict with str keys, {_got(value)}")
     return dict(value)
 
 
@@ -323,7 +325,7 @@ def not_in_effect(option: str) -> NotInEffect:
     prefix = '_Popart.set("'
     if option.startswith(prefix) and option.endswith('")'):
         return _popart_reason(option[len(prefix):-2])
-    raise KeyError(f"poptorch internal error: option {option!r} has no entry in NOT_IN_EFFECT")
+    raise InternalError(f"poptorch internal error: option {option!r} has no entry in NOT_IN_EFFECT")
 
 
 # ---------------------------------------------------------------------------

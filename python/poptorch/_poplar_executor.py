@@ -13,6 +13,7 @@ from . import _debug, _export
 from ._batching import Batching, micro_batch_call
 from ._logging import logger
 from ._tracing import Executable, Signature, meta_memo, trace
+from .errors import ArgumentError, ArgumentTypeError, StateError
 from .options import Options
 
 
@@ -91,7 +92,7 @@ class PoplarExecutor:
         cheaper alternative to ``copyWeightsToDevice`` when only those buffers changed)."""
         names = self._options._values["updatable_named_buffers"]
         if not names:
-            raise RuntimeError("poptorch: copyNamedBuffersToDevice() needs the buffers to be "
+            raise StateError("poptorch: copyNamedBuffersToDevice() needs the buffers to be "
                                "listed first with poptorch.Options().updatableNamedBuffers([...])")
         self._check_named_buffers(names)
         if self._executable is not None:
@@ -101,7 +102,7 @@ class PoplarExecutor:
         known = dict(self._user_model.named_buffers())
         unknown = [n for n in names if n not in known]
         if unknown:
-            raise ValueError(f"poptorch: Options().updatableNamedBuffers lists {unknown}, which "
+            raise ArgumentError(f"poptorch: Options().updatableNamedBuffers lists {unknown}, which "
                              f"the model has no buffers named; its buffers are {sorted(known)}")
 
     def copyWeightsToHost(self) -> None:  # noqa: N802
@@ -140,19 +141,19 @@ class PoplarExecutor:
         """Releases the device: its copy of the weights and buffers is dropped (buffer
         updates not yet copied with copyWeightsToHost() are lost, as on an IPU)."""
         if self._executable is None:
-            raise RuntimeError("poptorch: cannot detach from the device: the model has not been "
+            raise StateError("poptorch: cannot detach from the device: the model has not been "
                                "compiled")
         if not self._attached:
-            raise RuntimeError("poptorch: cannot detach from the device: it is not attached")
+            raise StateError("poptorch: cannot detach from the device: it is not attached")
         self._attached = False
 
     def attachToDevice(self) -> None:  # noqa: N802
         """Attaches again and uploads the host model's weights and buffers."""
         if self._executable is None:
-            raise RuntimeError("poptorch: cannot attach to the device: the model has not been "
+            raise StateError("poptorch: cannot attach to the device: the model has not been "
                                "compiled")
         if self._attached:
-            raise RuntimeError("poptorch: cannot attach to the device: it is already attached")
+            raise StateError("poptorch: cannot attach to the device: it is already attached")
         self._executable.copy_weights_to_device()
         self._attached = True
 
@@ -196,7 +197,7 @@ class PoplarExecutor:
 def inferenceModel(model: torch.nn.Module, options: Options | None = None) -> PoplarExecutor:  # noqa: N802
     """PopTorch's entry point: a callable that runs ``model`` compiled for the ipu."""
     if not isinstance(model, torch.nn.Module):
-        raise TypeError("poptorch.inferenceModel expects a torch.nn.Module; "
+        raise ArgumentTypeError("poptorch.inferenceModel expects a torch.nn.Module; "
                         "use poptorch.experimental.IPUContext for functions")
     return PoplarExecutor(model, copy.copy(options) if options is not None else None)
 
@@ -209,7 +210,7 @@ def load(filename: str | os.PathLike[str],
     blob = _export.read(filename)
     model = blob["model"]
     if model is None:
-        raise ValueError(f"poptorch: {os.fspath(filename)} was exported with export_model=False; "
+        raise ArgumentError(f"poptorch: {os.fspath(filename)} was exported with export_model=False; "
                          "use inferenceModel(model, options).loadExecutable(filename)")
     options = blob["options"]
     if edit_opts_fn is not None:

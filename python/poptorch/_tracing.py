@@ -23,9 +23,10 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
-from . import _C, _blocks, _helpers
+from . import _C, _blocks, _helpers, errors
 from ._batching import Batching
 from ._logging import logger
+from .errors import ArgumentError
 
 IPU = torch.device("ipu")
 
@@ -376,6 +377,13 @@ def _trace(model: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any
         out_leaves, out_treespec = pytree.tree_flatten(out)
         tensors = [x for x in out_leaves if isinstance(x, torch.Tensor)]
         num_output_results, output_results = tracer.finish(tensors)
+    except RuntimeError as e:
+        # The tracer's errors reach Python through torch's dispatcher, which
+        # makes every C++ exception a RuntimeError: give them their class.
+        error = errors.from_runtime_error(e)
+        if error is None or error is e:
+            raise
+        raise error.with_traceback(e.__traceback__) from None
     finally:
         placements = _blocks.end_tracing()
         _helpers._tracing_depth -= 1
@@ -593,7 +601,7 @@ class Executable:
     def check_signature(self, args: Sequence[Any], kwargs: dict[str, Any]) -> Signature:
         sig = Signature.of(args, kwargs)
         if sig != self.signature:
-            raise ValueError(
+            raise ArgumentError(
                 "poptorch: the compiled model was traced for other inputs: "
                 f"{self.signature.diff(sig)}. Trace and compile again for these inputs "
                 "(poptorch.inferenceModel does this automatically).")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from .enums import AutoStage, Liveness
+from .errors import ArgumentError, ArgumentTypeError
 
 BlockId = str
 
@@ -31,7 +32,7 @@ class Stage:
     def __init__(self, *block_ids: BlockId) -> None:
         for block in block_ids:
             if not isinstance(block, str):
-                raise TypeError(f"poptorch: Stage expects block ids (str), got {block!r} "
+                raise ArgumentTypeError(f"poptorch: Stage expects block ids (str), got {block!r} "
                                 f"({type(block).__name__})")
         self._blocks = tuple(block_ids)
         self._ipu: int | None = None
@@ -46,9 +47,9 @@ class Stage:
     def ipu(self, ipu: int) -> Stage:
         """Places this stage on IPU ``ipu``."""
         if isinstance(ipu, bool) or not isinstance(ipu, int):
-            raise TypeError(f"poptorch: Stage.ipu expects an int, got {ipu!r}")
+            raise ArgumentTypeError(f"poptorch: Stage.ipu expects an int, got {ipu!r}")
         if ipu < 0:
-            raise ValueError(f"poptorch: Stage.ipu expects an int >= 0, got {ipu}")
+            raise ArgumentError(f"poptorch: Stage.ipu expects an int >= 0, got {ipu}")
         self._ipu = ipu
         return self
 
@@ -68,7 +69,7 @@ def _as_stage(arg: Any, where: str) -> Stage:
         return Stage(arg)
     if isinstance(arg, (list, tuple)) and all(isinstance(b, str) for b in arg):
         return Stage(*arg)
-    raise TypeError(f"poptorch: {where} expects Stages, block ids (str) or lists of block ids, "
+    raise ArgumentTypeError(f"poptorch: {where} expects Stages, block ids (str) or lists of block ids, "
                     f"got {arg!r}")
 
 
@@ -85,7 +86,7 @@ class Phase:
         elif all(isinstance(a, str) for a in args):
             self.stages = [Stage(*args)]
         else:
-            raise TypeError("poptorch: Phase expects either Stages or block ids (str), not a mix: "
+            raise ArgumentTypeError("poptorch: Phase expects either Stages or block ids (str), not a mix: "
                             f"got {[type(a).__name__ for a in args]}")
 
     def stage(self, idx: int) -> Stage:
@@ -94,7 +95,7 @@ class Phase:
     def ipus(self, *ipus: int) -> Phase:
         """Places the phase's stages on these IPUs, one IPU per stage."""
         if len(ipus) != len(self.stages):
-            raise ValueError(f"poptorch: Phase.ipus: the phase has {len(self.stages)} stages but "
+            raise ArgumentError(f"poptorch: Phase.ipus: the phase has {len(self.stages)} stages but "
                              f"{len(ipus)} IPUs were given")
         for stage, ipu in zip(self.stages, ipus, strict=True):
             stage.ipu(ipu)
@@ -116,14 +117,14 @@ class _ExecutionStrategy:
     def _add_stage(self, stage: Stage) -> None:
         for block in stage.blocks:
             if block in self._block_map:
-                raise ValueError(f"poptorch: {type(self).__name__}: block {block!r} is in more "
+                raise ArgumentError(f"poptorch: {type(self).__name__}: block {block!r} is in more "
                                  "than one stage")
             self._block_map[block] = stage
 
     def stage(self, block_id: BlockId) -> Stage:
         """The stage that block ``block_id`` belongs to."""
         if block_id not in self._block_map:
-            raise ValueError(f"poptorch: {type(self).__name__} has no block {block_id!r}; its "
+            raise ArgumentError(f"poptorch: {type(self).__name__} has no block {block_id!r}; its "
                              f"blocks are {sorted(self._block_map)}")
         return self._block_map[block_id]
 
@@ -163,7 +164,7 @@ class PipelinedExecution(_ExecutionStrategy):
         name = type(self).__name__
         for stage_id, arg in enumerate(args):
             if isinstance(arg, AutoStage):
-                raise TypeError(f"poptorch: {name} takes either one AutoStage or a list of "
+                raise ArgumentTypeError(f"poptorch: {name} takes either one AutoStage or a list of "
                                 "stages, not both")
             stage = _as_stage(arg, name)
             stage._stage_id = stage_id
@@ -202,7 +203,7 @@ class _PhasedExecution(_ExecutionStrategy):
                 and all(isinstance(p, Phase) for p in phases[0]):
             phases = tuple(phases[0])
         if not phases:
-            raise ValueError(f"poptorch: {name} needs at least one phase; there is no automatic "
+            raise ArgumentError(f"poptorch: {name} needs at least one phase; there is no automatic "
                              "phase assignment")
         self._phases: list[Phase] = []
         self._tensors_liveness = Liveness.AlwaysLive
@@ -215,7 +216,7 @@ class _PhasedExecution(_ExecutionStrategy):
             elif isinstance(arg, (str, Stage)):
                 phase = Phase(arg)
             else:
-                raise TypeError(f"poptorch: {name} expects Phases, lists of Stages or lists of "
+                raise ArgumentTypeError(f"poptorch: {name} expects Phases, lists of Stages or lists of "
                                 f"block ids, got {arg!r}")
             for stage in phase.stages:
                 stage._phase_id = phase_id
@@ -225,13 +226,13 @@ class _PhasedExecution(_ExecutionStrategy):
     def phase(self, phase: int) -> Phase:
         """The phase with index ``phase``."""
         if isinstance(phase, bool) or not isinstance(phase, int) or phase < 0:
-            raise ValueError(f"poptorch: phases are numbered by ints >= 0, got {phase!r}")
+            raise ArgumentError(f"poptorch: phases are numbered by ints >= 0, got {phase!r}")
         return self._phases[phase]
 
     def useSeparateBackwardPhase(self, use: bool = True) -> _PhasedExecution:
         """Gives the backward pass its own phases (training only)."""
         if not isinstance(use, bool):
-            raise TypeError(f"poptorch: useSeparateBackwardPhase expects a bool, got {use!r}")
+            raise ArgumentTypeError(f"poptorch: useSeparateBackwardPhase expects a bool, got {use!r}")
         self._separate_backward_phase = use
         return self
 
@@ -250,7 +251,7 @@ class SerialPhasedExecution(_PhasedExecution):
 
     def setTensorsLiveness(self, liveness: Liveness) -> SerialPhasedExecution:
         if not isinstance(liveness, Liveness):
-            raise TypeError(f"poptorch: setTensorsLiveness expects a poptorch.Liveness, got "
+            raise ArgumentTypeError(f"poptorch: setTensorsLiveness expects a poptorch.Liveness, got "
                             f"{liveness!r}")
         self._tensors_liveness = liveness
         return self
@@ -261,6 +262,6 @@ class ParallelPhasedExecution(_PhasedExecution):
 
     def sendTensorsOffChipAfterFwd(self, off_chip: bool = True) -> ParallelPhasedExecution:
         if not isinstance(off_chip, bool):
-            raise TypeError(f"poptorch: sendTensorsOffChipAfterFwd expects a bool, got {off_chip!r}")
+            raise ArgumentTypeError(f"poptorch: sendTensorsOffChipAfterFwd expects a bool, got {off_chip!r}")
         self._tensors_liveness = Liveness.OffChipAfterFwd if off_chip else Liveness.AlwaysLive
         return self

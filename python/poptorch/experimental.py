@@ -12,6 +12,7 @@ import torch
 from ._batching import Batching, micro_batch_call
 from ._logging import logger
 from ._tracing import Executable, Signature, trace
+from .errors import ArgumentTypeError, StateError
 from .options import Options
 
 
@@ -93,7 +94,7 @@ class IPUScope:
             inputs = [inputs]
         if not isinstance(inputs, (list, tuple)) or \
                 not all(isinstance(t, torch.Tensor) for t in inputs):
-            raise TypeError("poptorch.experimental.IPUScope expects a list of input tensors")
+            raise ArgumentTypeError("poptorch.experimental.IPUScope expects a list of input tensors")
         self._inputs = list(inputs)
         source = model if model is not None else parameters_and_buffers
         self._parameters: list[tuple[str, torch.Tensor]] = []
@@ -142,7 +143,7 @@ class IPUScope:
         if isinstance(tensors, torch.Tensor):
             tensors = [tensors]
         if not all(isinstance(t, torch.Tensor) for t in tensors):
-            raise TypeError("poptorch.experimental.IPUScope.outputs expects tensors")
+            raise ArgumentTypeError("poptorch.experimental.IPUScope.outputs expects tensors")
         self._outputs = list(tensors)
 
     def __exit__(self, exc_type: Any, *exc: Any) -> None:
@@ -159,7 +160,7 @@ class IPUScope:
                 if exc_type is not None:
                     return
                 if self._outputs is None:
-                    raise RuntimeError("poptorch.experimental.IPUScope: call ipu.outputs([...]) "
+                    raise StateError("poptorch.experimental.IPUScope: call ipu.outputs([...]) "
                                        "inside the scope to say what the program returns")
                 num_results, output_results = tracer.finish(self._outputs)
             finally:
@@ -192,7 +193,7 @@ class IPUScope:
 
     def __call__(self, *inputs: torch.Tensor) -> Any:
         if self._executable is None:
-            raise RuntimeError("poptorch.experimental.IPUScope: the scope has not been compiled "
+            raise StateError("poptorch.experimental.IPUScope: the scope has not been compiled "
                                "(run it with `with ... as ipu:` and call ipu.outputs([...]))")
         args = inputs[0] if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)) else inputs
         outputs = self._executable(*args)

@@ -36,6 +36,7 @@ from .enums import (
     ReductionType,
     SyncPattern,
 )
+from .errors import ArgumentError, ArgumentTypeError
 from .execution_strategy import PipelinedExecution, _ExecutionStrategy
 
 __all__ = ["Options", "TensorLocationSettings"]
@@ -101,10 +102,10 @@ class _PrecisionOptions(_OptionGroup):
         """Type of matmul and convolution partials: ``torch.float`` or ``torch.half``."""
         option = self._option("setPartialsType")
         if not isinstance(dtype, torch.dtype):
-            raise TypeError(f"poptorch: {option} expects torch.float or torch.half, got {dtype!r}")
+            raise ArgumentTypeError(f"poptorch: {option} expects torch.float or torch.half, got {dtype!r}")
         names = {torch.float32: "float", torch.float16: "half"}
         if dtype not in names:
-            raise ValueError(f"poptorch: {option} expects torch.float or torch.half, got {dtype}")
+            raise ArgumentError(f"poptorch: {option} expects torch.float or torch.half, got {dtype}")
         return self._set("setPartialsType", "partials_type", names[dtype],
                          in_effect=dtype == torch.float32)
 
@@ -237,7 +238,7 @@ class _TensorLocationOptions(_OptionGroup):
     def _location(self, method: str, key: str, location: TensorLocationSettings
                   ) -> _TensorLocationOptions:
         if not isinstance(location, TensorLocationSettings):
-            raise TypeError(f"poptorch: {self._option(method)} expects a "
+            raise ArgumentTypeError(f"poptorch: {self._option(method)} expects a "
                             f"poptorch.TensorLocationSettings, got {location!r}")
         return self._set(method, key, location.toDict(), in_effect=False)
 
@@ -258,7 +259,7 @@ class _TensorLocationOptions(_OptionGroup):
         option = self._option("numIOTiles")
         value = expect_int(option, num_tiles, minimum=32, maximum=192)
         if value % 2:
-            raise ValueError(f"poptorch: {option} expects an even number from 32 to 192, got {value}")
+            raise ArgumentError(f"poptorch: {option} expects an even number from 32 to 192, got {value}")
         return self._set("numIOTiles", "num_io_tiles", value, in_effect=False)
 
 
@@ -299,7 +300,7 @@ class _DistributedOptions(_OptionGroup):
             try:
                 parsed.append(int(text))
             except ValueError:
-                raise ValueError(f"poptorch: {option}: environment variable {var}={text!r} is not "
+                raise ArgumentError(f"poptorch: {option}: environment variable {var}={text!r} is not "
                                  "an integer") from None
         return self._configure("setEnvVarNames", parsed[0], parsed[1])
 
@@ -362,7 +363,7 @@ class _PopartOptions(_OptionGroup):
         """PopART pattern switches on top of ``popart.PatternsLevel`` ``level``."""
         option = self._option("setPatterns")
         if not isinstance(patterns, dict):
-            raise TypeError(f"poptorch: {option} expects a dict of pattern name -> bool, "
+            raise ArgumentTypeError(f"poptorch: {option} expects a dict of pattern name -> bool, "
                             f"got {patterns!r}")
         for name, enabled in patterns.items():
             expect_str(f"{option} (pattern name)", name)
@@ -374,7 +375,8 @@ class _PopartOptions(_OptionGroup):
     def setEngineOptions(self, engine_options: dict[str, str]) -> _PopartOptions:
         option = self._option("setEngineOptions")
         if not isinstance(engine_options, dict) or not all(isinstance(k, str) for k in engine_options):
-            raise TypeError(f"poptorch: {option} expects a dict with str keys, got {engine_options!r}")
+            raise ArgumentTypeError(
+                f"poptorch: {option} expects a dict with str keys, got {engine_options!r}")
         return self._set("setEngineOptions", "engineOptions", dict(engine_options), in_effect=False)
 
 
@@ -495,7 +497,7 @@ class Options(_OptionGroup):
         mode = expect_enum("outputMode", output_mode, OutputMode)
         if mode == OutputMode.EveryN:
             if output_return_period is None:
-                raise ValueError("poptorch: outputMode(OutputMode.EveryN) needs an "
+                raise ArgumentError("poptorch: outputMode(OutputMode.EveryN) needs an "
                                  "output_return_period (an int >= 1)")
             period = expect_int("outputMode (output_return_period)", output_return_period, minimum=1)
         else:
@@ -512,7 +514,7 @@ class Options(_OptionGroup):
         """``PipelinedExecution``, ``ShardedExecution``, ``SerialPhasedExecution`` or
         ``ParallelPhasedExecution``."""
         if not isinstance(strategy, _ExecutionStrategy):
-            raise TypeError("poptorch: setExecutionStrategy expects a poptorch.PipelinedExecution, "
+            raise ArgumentTypeError("poptorch: setExecutionStrategy expects a poptorch.PipelinedExecution, "
                             "ShardedExecution, SerialPhasedExecution or ParallelPhasedExecution, "
                             f"got {strategy!r}")
         # Blocks map to stages, IPUs and phases as the strategy says (see
@@ -532,12 +534,12 @@ class Options(_OptionGroup):
         """Temporary-memory proportion per IPU: ``{"IPU0": 0.5, ...}``, values in (0, 1]."""
         option = "setAvailableMemoryProportion"
         if not isinstance(available_memory_proportion, dict):
-            raise TypeError(f'poptorch: {option} expects a dict like {{"IPU0": 0.5}}, '
+            raise ArgumentTypeError(f'poptorch: {option} expects a dict like {{"IPU0": 0.5}}, '
                             f"got {available_memory_proportion!r}")
         proportions: dict[int, float] = {}
         for key, value in available_memory_proportion.items():
             if not isinstance(key, str) or not key.startswith("IPU") or not key[3:].isdigit():
-                raise ValueError(f'poptorch: {option} expects keys "IPU<n>" (e.g. "IPU0"), got {key!r}')
+                raise ArgumentError(f'poptorch: {option} expects keys "IPU<n>" (e.g. "IPU0"), got {key!r}')
             proportions[int(key[3:])] = expect_float(f"{option} ({key})", value, above=0.0, at_most=1.0)
         return self._set(option, "available_memory_proportion", proportions, in_effect=False)
 
@@ -553,7 +555,7 @@ class Options(_OptionGroup):
         if path is None:
             return self._set("enableExecutableCaching", "executable_cache_dir", None, in_effect=True)
         if not isinstance(path, (str, os.PathLike)):
-            raise TypeError(f"poptorch: enableExecutableCaching expects a directory path or None, "
+            raise ArgumentTypeError(f"poptorch: enableExecutableCaching expects a directory path or None, "
                             f"got {path!r}")
         return self._set("enableExecutableCaching", "executable_cache_dir", os.fspath(path),
                          in_effect=True)
@@ -571,7 +573,7 @@ class Options(_OptionGroup):
     def dumpMLIR(self, directory: str | os.PathLike[str] | None) -> Options:
         """Write the module after every pipeline stage to ``directory`` (poptorch extension)."""
         if directory is not None and not isinstance(directory, (str, os.PathLike)):
-            raise TypeError(f"poptorch: dumpMLIR expects a directory path or None, got {directory!r}")
+            raise ArgumentTypeError(f"poptorch: dumpMLIR expects a directory path or None, got {directory!r}")
         self._values["mlir_dump_dir"] = os.fspath(directory) if directory is not None else None
         return self
 
@@ -586,7 +588,7 @@ class Options(_OptionGroup):
         docs/debugging.md.
         """
         if directory is not None and not isinstance(directory, (str, os.PathLike, bool)):
-            raise TypeError("poptorch: goldenBisect expects a directory path, a bool or None, "
+            raise ArgumentTypeError("poptorch: goldenBisect expects a directory path, a bool or None, "
                             f"got {directory!r}")
         if directory is True:
             value: str | None = "1"
@@ -633,7 +635,7 @@ class Options(_OptionGroup):
         """IPU Model version: "ipu1", "ipu2" or "ipu21"."""
         value = expect_str("ipuModelVersion", version)
         if value not in _IPU_MODEL_VERSIONS:
-            raise ValueError(f"poptorch: ipuModelVersion expects one of {list(_IPU_MODEL_VERSIONS)}, "
+            raise ArgumentError(f"poptorch: ipuModelVersion expects one of {list(_IPU_MODEL_VERSIONS)}, "
                              f"got {value!r}")
         return self._set("ipuModelVersion", "ipu_model_version", value, in_effect=False)
 
@@ -645,7 +647,7 @@ class Options(_OptionGroup):
         """Compile for an IPU version without attaching (sets ``ConnectionType.Never``)."""
         value = expect_int("useOfflineIpuTarget", ipu_version)
         if value not in _OFFLINE_IPU_VERSIONS:
-            raise ValueError(f"poptorch: useOfflineIpuTarget expects an IPU version in "
+            raise ArgumentError(f"poptorch: useOfflineIpuTarget expects an IPU version in "
                              f"{list(_OFFLINE_IPU_VERSIONS)}, got {value}")
         self._values["connection_type"] = ConnectionType.Never
         return self._set("useOfflineIpuTarget", "ipu_version", value, in_effect=False)
@@ -787,7 +789,7 @@ def _config_value(node: ast.AST, where: str) -> Any:
     if parts and len(parts) == 2 and parts[0] == "torch" \
             and isinstance(getattr(torch, parts[1], None), torch.dtype):
         return getattr(torch, parts[1])
-    raise ValueError(f"poptorch: loadFromFile {where}: unsupported argument {ast.unparse(node)!r}; "
+    raise ArgumentError(f"poptorch: loadFromFile {where}: unsupported argument {ast.unparse(node)!r}; "
                      "use literals, poptorch enums (poptorch.OutputMode.All) or torch dtypes")
 
 
@@ -795,7 +797,7 @@ def _apply_config_line(options: Options, line: str, where: str) -> None:
     try:
         call = ast.parse(line, mode="eval").body
     except SyntaxError:
-        raise ValueError(f"poptorch: loadFromFile {where}: cannot parse {line!r}") from None
+        raise ArgumentError(f"poptorch: loadFromFile {where}: cannot parse {line!r}") from None
     parts = _dotted(call.func) if isinstance(call, ast.Call) else None
     valid = parts is not None and (
         (len(parts) == 1 and not parts[0].startswith("_") and parts[0] not in _NOT_FROM_FILE)
@@ -807,7 +809,7 @@ def _apply_config_line(options: Options, line: str, where: str) -> None:
         method = getattr(type(target), parts[-1], None)
         valid = callable(method) and not isinstance(method, property)
     if not valid:
-        raise ValueError(f"poptorch: loadFromFile {where}: {line!r} is not a call of an Options "
+        raise ArgumentError(f"poptorch: loadFromFile {where}: {line!r} is not a call of an Options "
                          "setter (e.g. deviceIterations(4) or Training.gradientAccumulation(8))")
     args = [_config_value(a, where) for a in call.args]
     kwargs = {k.arg: _config_value(k.value, where) for k in call.keywords if k.arg is not None}

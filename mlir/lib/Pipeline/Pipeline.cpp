@@ -127,7 +127,10 @@ mlir::poptorch::getCompilePipelineStages() {
            "poptorch-outline-repeats)"},
       {"tile-and-vectorize", tileAndVectorizeStage()},
       {"bufferize",
+       // The caller's tensors (inputs, weights) are never written: a
+       // result that would update one in place gets its own buffer.
        "builtin.module(func.func(poptorch-distinct-buffers), "
+       "poptorch-readonly-arguments, "
        "one-shot-bufferize{bufferize-function-boundaries "
        // The device-iteration loop carries buffer updates whose new value
        // lives in a new buffer.
@@ -144,7 +147,7 @@ mlir::poptorch::getCompilePipelineStages() {
        // The deallocation pipeline canonicalizes before and after its
        // passes: another canonicalize on each side changed nothing (BERT's
        // module came out byte for byte the same) and cost 10% of the stage.
-       "buffer-deallocation-pipeline)"},
+       "buffer-deallocation-pipeline, poptorch-verify-readonly-arguments)"},
       // convert-math-to-libm unrolls vector math ops without an LLVM
       // intrinsic (asinh, erfc, f64 erf, ...) into vector ops: it runs before
       // convert-vector-to-llvm.

@@ -27,6 +27,24 @@ namespace {
 /// Strides worth a shuffle: beyond 8 the span holds mostly unused lanes.
 constexpr int64_t kMaxStride = 8;
 
+/// A 0-d vector read (one element, x[::2][1] read by an elementwise op) is a
+/// scalar load: the vector lowering has no 0-d read of a strided memref.
+struct ZeroDimTransferRead : OpRewritePattern<vector::TransferReadOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::TransferReadOp read,
+                                PatternRewriter &rewriter) const override {
+    if (read.getVectorType().getRank() != 0 || read.getMask() ||
+        !isa<MemRefType>(read.getBase().getType()))
+      return failure();
+    Value scalar = memref::LoadOp::create(rewriter, read.getLoc(),
+                                          read.getBase(), read.getIndices());
+    rewriter.replaceOpWithNewOp<vector::BroadcastOp>(read, read.getVectorType(),
+                                                     scalar);
+    return success();
+  }
+};
+
 struct StridedTransferRead : OpRewritePattern<vector::TransferReadOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -36,7 +54,9 @@ struct StridedTransferRead : OpRewritePattern<vector::TransferReadOp> {
     VectorType vec = read.getVectorType();
     // Bools are stored one byte per element but vector<N x i1> loads are
     // bit-packed: such reads stay as they are.
-    if (!memref || read.getMask() || vec.isScalable() ||
+    // A 0-d vector (a read of one element of a 0-d view) has no dimension
+    // to stride along.
+    if (!memref || read.getMask() || vec.isScalable() || vec.getRank() == 0 ||
         memref.getRank() == 0 || memref.getElementType().isInteger(1))
       return failure();
     // Only the innermost vector dimension may be longer than 1, and it must
@@ -101,7 +121,7 @@ struct StridedReadsPass
     : public poptorch::impl::PoptorchStridedReadsBase<StridedReadsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<StridedTransferRead>(&getContext());
+    patterns.add<StridedTransferRead, ZeroDimTransferRead>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -66,3 +66,13 @@ func.func @bilinear_f16(%x: tensor<1x1x2x2xf16>) -> tensor<1x1x4x4xf16> {
   %0 = poptorch.upsample %x {mode = "linear", align_corners = false} : tensor<1x1x2x2xf16> -> tensor<1x1x4x4xf16>
   return %0 : tensor<1x1x4x4xf16>
 }
+
+// -----
+
+// A strided update of a view (x[1::2] = y) is one strided tensor.insert_slice.
+// CHECK-LABEL: func.func @slice_insert
+// CHECK: tensor.insert_slice %arg1 into %arg0[1, 0] [4, 3] [2, 1] : tensor<4x3xf32> into tensor<8x3xf32>
+func.func @slice_insert(%x: tensor<8x3xf32>, %y: tensor<4x3xf32>) -> tensor<8x3xf32> {
+  %0 = poptorch.slice_insert %y into %x {dim = 0 : i64, start = 1 : i64, step = 2 : i64} : tensor<4x3xf32> into tensor<8x3xf32> -> tensor<8x3xf32>
+  return %0 : tensor<8x3xf32>
+}

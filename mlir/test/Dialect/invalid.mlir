@@ -305,6 +305,22 @@ func.func @slice_step(%x: tensor<4xf32>) -> tensor<2xf32> {
 
 // -----
 
+func.func @slice_insert_bounds(%x: tensor<8xf32>, %y: tensor<4xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{slice [2 +4 x2] exceeds size 8}}
+  %0 = poptorch.slice_insert %y into %x {dim = 0 : i64, start = 2 : i64, step = 2 : i64} : tensor<4xf32> into tensor<8xf32> -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+func.func @slice_insert_shape(%x: tensor<8x3xf32>, %y: tensor<4x2xf32>) -> tensor<8x3xf32> {
+  // expected-error @+1 {{source dim 1 must equal the input's}}
+  %0 = poptorch.slice_insert %y into %x {dim = 0 : i64, start = 0 : i64, step = 2 : i64} : tensor<4x2xf32> into tensor<8x3xf32> -> tensor<8x3xf32>
+  return %0 : tensor<8x3xf32>
+}
+
+// -----
+
 func.func @slice_bounds(%x: tensor<4xf32>) -> tensor<3xf32> {
   // expected-error @+1 {{slice [1 +3 x2] exceeds size 4}}
   %0 = poptorch.slice %x {dim = 0 : i64, start = 1 : i64, step = 2 : i64} : tensor<4xf32> -> tensor<3xf32>

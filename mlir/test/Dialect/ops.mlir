@@ -128,6 +128,7 @@ func.func @reductions(%x: tensor<2x3x4xf32>) {
 // CHECK: poptorch.transpose %{{.*}} {dim0 = 0 : i64, dim1 = 2 : i64} : tensor<2x3x4xf32> -> tensor<4x3x2xf32>
 // CHECK: poptorch.expand %{{.*}} : tensor<3x1xf32> -> tensor<2x3x4xf32>
 // CHECK: poptorch.slice %{{.*}} {dim = 2 : i64, start = 1 : i64, step = 2 : i64} : tensor<2x3x4xf32> -> tensor<2x3x2xf32>
+// CHECK: poptorch.slice_insert %{{.*}} into %{{.*}} {dim = 2 : i64, start = 1 : i64, step = 2 : i64} : tensor<2x3x2xf32> into tensor<2x3x4xf32> -> tensor<2x3x4xf32>
 // CHECK: poptorch.select %{{.*}} {dim = 1 : i64, index = 2 : i64} : tensor<2x3x4xf32> -> tensor<2x4xf32>
 // CHECK: poptorch.cat %{{.*}}, %{{.*}} {dim = 0 : i64} : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<4x3x4xf32>
 // CHECK: poptorch.embedding %{{.*}}, %{{.*}} : (tensor<10x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
@@ -137,6 +138,7 @@ func.func @data_movement(%x: tensor<2x3x4xf32>, %y: tensor<3x1xf32>, %w: tensor<
   %2 = poptorch.transpose %x {dim0 = 0 : i64, dim1 = 2 : i64} : tensor<2x3x4xf32> -> tensor<4x3x2xf32>
   %3 = poptorch.expand %y : tensor<3x1xf32> -> tensor<2x3x4xf32>
   %4 = poptorch.slice %x {dim = 2 : i64, start = 1 : i64, step = 2 : i64} : tensor<2x3x4xf32> -> tensor<2x3x2xf32>
+  %s4 = poptorch.slice_insert %4 into %x {dim = 2 : i64, start = 1 : i64, step = 2 : i64} : tensor<2x3x2xf32> into tensor<2x3x4xf32> -> tensor<2x3x4xf32>
   %5 = poptorch.select %x {dim = 1 : i64, index = 2 : i64} : tensor<2x3x4xf32> -> tensor<2x4xf32>
   %6 = poptorch.cat %x, %x {dim = 0 : i64} : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<4x3x4xf32>
   %7 = poptorch.embedding %w, %i : (tensor<10x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>

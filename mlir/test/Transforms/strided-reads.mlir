@@ -31,3 +31,18 @@ func.func @untouched(%a: memref<4x4xf32>, %b: memref<4x4xf32, strided<[16, 2]>>,
   %2 = vector.transfer_read %c[%c0, %c0], %pad {in_bounds = [true, true], permutation_map = affine_map<(d0, d1) -> (d1, d0)>} : memref<4x4xf32, strided<[16, 2]>>, vector<4x1xf32>
   return %0, %1, %2 : vector<1x4xf32>, vector<1x4xf32>, vector<4x1xf32>
 }
+
+// -----
+
+// A 0-d vector read of a strided 1-D buffer (x[::2][1].sin()) is a scalar
+// load: the vector lowering has no 0-d read of a strided memref.
+// CHECK-LABEL: func.func @zero_d
+// CHECK: %[[S:.*]] = memref.load %arg0[%{{.*}}] : memref<4xf32, strided<[2]>>
+// CHECK: vector.broadcast %[[S]] : f32 to vector<f32>
+// CHECK-NOT: vector.transfer_read
+func.func @zero_d(%arg0: memref<4xf32, strided<[2]>>) -> vector<f32> {
+  %c1 = arith.constant 1 : index
+  %pad = arith.constant 0.0 : f32
+  %v = vector.transfer_read %arg0[%c1], %pad : memref<4xf32, strided<[2]>>, vector<f32>
+  return %v : vector<f32>
+}

@@ -247,6 +247,38 @@ def PoptorchDistinctBuffers : Pass<"poptorch-distinct-buffers", "func::FuncOp"> 
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
 }
 
+def PoptorchReadonlyArguments : Pass<"poptorch-readonly-arguments", "ModuleOp"> {
+  let summary = "Mark the caller's tensors read-only for bufferization";
+  let description = [{
+    Every tensor argument of a function that carries `poptorch.role` (the
+    inputs, parameters, buffers, random state and replica index of @main)
+    is memory the caller owns: the runtime passes the user's input tensors
+    and the device copies of the weights to the program without copying.
+    This pass marks each such argument `bufferization.writable = false`, so
+    that one-shot bufferization computes a result that would update one in
+    place (index_add, scatter, index_put, ...) into a new buffer instead.
+    A model's writes to its buffers and inputs are results of the program
+    (`poptorch.updates`) that the runtime stores; the program itself never
+    writes an argument. poptorch-verify-readonly-arguments checks the
+    outcome after bufferization.
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
+}
+
+def PoptorchVerifyReadonlyArguments
+    : Pass<"poptorch-verify-readonly-arguments", "ModuleOp"> {
+  let summary = "Reject a bufferized program that writes memory its caller owns";
+  let description = [{
+    After bufferization: follows each memref argument that carries
+    `poptorch.role` through every view of it (subviews, casts, reshapes,
+    transposes), into the functions it is passed to and through loop-carried
+    values, and fails on any op that writes or frees such memory, naming the
+    op, its source location and the argument. An op on that memory whose
+    effects are unknown is reported the same way: a write must be ruled out,
+    not assumed away.
+  }];
+}
+
 def PoptorchPrepackParameters : Pass<"poptorch-prepack-parameters", "func::FuncOp"> {
   let summary = "Take parameters in the layout the program reads them in";
   let description = [{

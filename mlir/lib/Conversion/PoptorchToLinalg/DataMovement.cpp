@@ -91,6 +91,25 @@ struct SliceLowering : public OpConversionPattern<SliceOp> {
   }
 };
 
+struct SliceInsertLowering : public OpConversionPattern<SliceInsertOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SliceInsertOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto srcTy = getTensorType(adaptor.getSource());
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    for (int64_t i = 0; i < srcTy.getRank(); ++i) {
+      bool isDim = i == (int64_t)op.getDim();
+      offsets.push_back(rewriter.getIndexAttr(isDim ? op.getStart() : 0));
+      sizes.push_back(rewriter.getIndexAttr(srcTy.getShape()[i]));
+      strides.push_back(rewriter.getIndexAttr(isDim ? op.getStep() : 1));
+    }
+    rewriter.replaceOpWithNewOp<tensor::InsertSliceOp>(
+        op, adaptor.getSource(), adaptor.getInput(), offsets, sizes, strides);
+    return success();
+  }
+};
+
 struct SelectLowering : public OpConversionPattern<SelectOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -423,8 +442,8 @@ Value GatherLowering<Im2colOp>::source(Im2colOp op, IndexMath &m,
 void mlir::poptorch::populateDataMovementPatterns(RewritePatternSet &patterns) {
   patterns
       .add<ReshapeLowering, PermuteLowering, TransposeLowering, ExpandLowering,
-           SliceLowering, SelectLowering, CatLowering, EmbeddingLowering,
-           GatherLowering<FlipOp>, GatherLowering<RollOp>,
+           SliceLowering, SliceInsertLowering, SelectLowering, CatLowering,
+           EmbeddingLowering, GatherLowering<FlipOp>, GatherLowering<RollOp>,
            GatherLowering<TileOp>, GatherLowering<PadOp>,
            GatherLowering<TriangleOp>, GatherLowering<DiagonalOp>,
            GatherLowering<DiagEmbedOp>, GatherLowering<UnfoldOp>,

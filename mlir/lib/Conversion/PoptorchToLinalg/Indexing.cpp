@@ -396,8 +396,15 @@ struct IndexPutLowering : public OpConversionPattern<IndexPutOp> {
   matchAndRewrite(IndexPutOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Value input = adaptor.getInput(), values = adaptor.getValues();
-    auto in = getTensorType(input).getShape();
     Type elem = getTensorType(input).getElementType();
+    // PyTorch indexes dim 0 of a 0-d tensor as that of a 1-element vector
+    // (index_add, index_copy and index_fill of a scalar).
+    bool scalar = getTensorType(input).getRank() == 0;
+    if (scalar)
+      input = tensor::ExpandShapeOp::create(
+          rewriter, op.getLoc(), RankedTensorType::get({1}, elem), input,
+          ArrayRef<ReassociationIndices>{});
+    auto in = getTensorType(input).getShape();
     auto dims = op.getDims();
     ValueRange indices = adaptor.getIndices();
     IndexedRegion r = indexedRegion(in, dims, indices, std::nullopt);
@@ -408,36 +415,37 @@ struct IndexPutLowering : public OpConversionPattern<IndexPutOp> {
       return rewriter.notifyMatchFailure(op, "values do not broadcast");
     double alpha = op.getAlpha().convertToDouble();
     bool accumulate = op.getAccumulate();
-    rewriter.replaceOp(
-        op,
-        scatterReduce(
-            rewriter, op.getLoc(), input, r.shape, accumulate ? "sum" : "none",
-            true, [&](OpBuilder &b, Location loc, ValueRange ivs) {
-              SmallVector<Value> idx;
-              for (Value v : indices) {
-                SmallVector<AffineExpr> exprs;
-                AffineMap map = indexTensorMap(b.getContext(), v, r);
-                SmallVector<Value> at;
-                for (AffineExpr e : map.getResults())
-                  at.push_back(
-                      isa<AffineConstantExpr>(e)
-                          ? (Value)arith::ConstantIndexOp::create(b, loc, 0)
-                          : ivs[cast<AffineDimExpr>(e).getPosition()]);
-                idx.push_back(tensor::ExtractOp::create(b, loc, v, at));
-              }
-              auto pos = indexedPosition(b, loc, in, dims, r, ivs, idx);
-              Value v = scalarToSignless(
-                  b, loc, readBroadcast(b, loc, values, r.shape, ivs));
-              if (accumulate && alpha != 1.0)
-                v = isa<FloatType>(elem)
-                        ? (Value)arith::MulFOp::create(
-                              b, loc, v,
-                              createScalar(b, loc, v.getType(), alpha))
-                        : (Value)arith::MulIOp::create(
-                              b, loc, v,
-                              createScalar(b, loc, v.getType(), alpha));
-              return std::make_pair(pos, v);
-            }));
+    Value result = scatterReduce(
+        rewriter, op.getLoc(), input, r.shape, accumulate ? "sum" : "none",
+        true, [&](OpBuilder &b, Location loc, ValueRange ivs) {
+          SmallVector<Value> idx;
+          for (Value v : indices) {
+            SmallVector<AffineExpr> exprs;
+            AffineMap map = indexTensorMap(b.getContext(), v, r);
+            SmallVector<Value> at;
+            for (AffineExpr e : map.getResults())
+              at.push_back(
+                  isa<AffineConstantExpr>(e)
+                      ? (Value)arith::ConstantIndexOp::create(b, loc, 0)
+                      : ivs[cast<AffineDimExpr>(e).getPosition()]);
+            idx.push_back(tensor::ExtractOp::create(b, loc, v, at));
+          }
+          auto pos = indexedPosition(b, loc, in, dims, r, ivs, idx);
+          Value v = scalarToSignless(
+              b, loc, readBroadcast(b, loc, values, r.shape, ivs));
+          if (accumulate && alpha != 1.0)
+            v = isa<FloatType>(elem)
+                    ? (Value)arith::MulFOp::create(
+                          b, loc, v, createScalar(b, loc, v.getType(), alpha))
+                    : (Value)arith::MulIOp::create(
+                          b, loc, v, createScalar(b, loc, v.getType(), alpha));
+          return std::make_pair(pos, v);
+        });
+    if (scalar)
+      result = tensor::CollapseShapeOp::create(
+          rewriter, op.getLoc(), op.getType(), result,
+          ArrayRef<ReassociationIndices>{});
+    rewriter.replaceOp(op, result);
     return success();
   }
 };

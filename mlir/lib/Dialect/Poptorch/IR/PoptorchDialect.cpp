@@ -426,6 +426,29 @@ LogicalResult SliceOp::verify() {
   return success();
 }
 
+LogicalResult SliceInsertOp::verify() {
+  auto in = rtt(getInput()), src = rtt(getSource());
+  if (getType() != in)
+    return emitOpError("result type must equal the input type");
+  if (src.getElementType() != in.getElementType() ||
+      src.getRank() != in.getRank())
+    return emitOpError("source must have the input's element type and rank");
+  if (failed(checkDim(*this, getDim(), in.getRank())))
+    return failure();
+  for (int64_t d = 0; d < in.getRank(); ++d)
+    if (d != getDim() && src.getShape()[d] != in.getShape()[d])
+      return emitOpError("source dim ") << d << " must equal the input's";
+  if (getStep() < 1)
+    return emitOpError("step must be positive");
+  int64_t size = in.getShape()[getDim()];
+  int64_t len = src.getShape()[getDim()];
+  if (getStart() < 0 || getStart() > size ||
+      (len > 0 && getStart() + (len - 1) * getStep() >= size))
+    return emitOpError("slice [") << getStart() << " +" << len << " x"
+                                  << getStep() << "] exceeds size " << size;
+  return success();
+}
+
 LogicalResult SelectOp::verify() {
   auto in = rtt(getInput());
   if (failed(checkDim(*this, getDim(), in.getRank())))

@@ -541,6 +541,24 @@ def Poptorch_SliceOp : Poptorch_Op<"slice", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Poptorch_SliceInsertOp : Poptorch_Op<"slice_insert", [Pure]> {
+  let summary = "input with `source` written at start + i * step along `dim`";
+  let description = [{
+    The inverse of poptorch.slice: `source` has the input's shape except
+    along `dim`, where its length is the number of positions written. A
+    strided update of a view (`x[::2] += y`) is one such op instead of a
+    concatenation of every element and gap.
+  }];
+  let arguments = (ins Poptorch_Tensor:$input, Poptorch_Tensor:$source,
+                       I64Attr:$dim, I64Attr:$start,
+                       DefaultValuedAttr<I64Attr, "1">:$step);
+  let results = (outs Poptorch_Tensor:$result);
+  let assemblyFormat = [{
+    $source `into` $input attr-dict `:` type($source) `into` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def Poptorch_SelectOp : Poptorch_Op<"select", [Pure]> {
   let summary = "take index `index` along `dim`, dropping that dim";
   let arguments = (ins Poptorch_Tensor:$input, I64Attr:$dim, I64Attr:$index);
