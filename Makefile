@@ -12,7 +12,7 @@ JOBS      ?= 2
 export CMAKE_BUILD_PARALLEL_LEVEL := $(JOBS)
 export PATH := $(CURDIR)/$(VENV)/bin:/usr/lib/llvm-22/bin:$(PATH)
 
-.PHONY: demo test deps build generate check-generated lint test-python test-lit coverage bench
+.PHONY: demo test deps build generate check-generated lint test-python test-lit coverage opinfo fuzz bench
 
 demo: build
 	$(PY) examples/demo.py
@@ -63,6 +63,19 @@ coverage: build
 	mkdir -p build
 	POPTORCH_COVERAGE=build/op-coverage.json $(PY) -m pytest -q tests
 	$(PY) optable/generate.py --update-coverage build/op-coverage.json
+
+# Runs torch's OpInfo database through inferenceModel, all samples (tests/opinfo/sweep.py),
+# and rewrites tests/opinfo/expected.json, the recorded outcome of every (op, dtype).
+opinfo: build
+	mkdir -p build
+	$(PY) tests/opinfo/sweep.py --dtypes float32,int64,bool --jobs $(JOBS) \
+	  --json build/opinfo-report.json --update-expected
+
+# Differential fuzzing: random models through inferenceModel against eager PyTorch
+# (tests/fuzz/fuzzer.py); reproducers of the failures and summary.json land in build/fuzz.
+fuzz: build
+	mkdir -p build
+	$(PY) tests/fuzz/fuzzer.py --models 10000 --jobs 2 --out build/fuzz
 
 # benchmark-only dependencies: the peers we measure against and the plot
 BENCH_PKGS := onnxruntime==1.31.1 onnx==1.23.2 matplotlib==3.11.2

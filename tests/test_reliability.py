@@ -187,3 +187,13 @@ def test_bad_option_is_a_poptorch_error():
         poptorch.Options().deviceIterations(-1)
     with pytest.raises(ValueError):  # and still the builtin it was
         poptorch.Options().deviceIterations(-1)
+
+
+def test_torch_check_while_tracing_is_a_poptorch_error():
+    # torch's own device check on the traced tensors (an index built inside
+    # forward stays on the CPU): still a RuntimeError, now a poptorch.Error too.
+    def f(x):
+        return torch.take_along_dim(x, torch.tensor([[0], [0]]), dim=0)
+
+    with pytest.raises(poptorch.errors.TraceError, match="Device"):
+        poptorch.inferenceModel(Fn(f))(torch.randn(1, 1))

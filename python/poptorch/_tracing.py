@@ -381,7 +381,7 @@ def _trace(model: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any
         # The tracer's errors reach Python through torch's dispatcher, which
         # makes every C++ exception a RuntimeError: give them their class.
         error = errors.from_runtime_error(e)
-        if error is None or error is e:
+        if error is e:
             raise
         raise error.with_traceback(e.__traceback__) from None
     finally:

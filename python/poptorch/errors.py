@@ -114,18 +114,17 @@ class CompileError(Error, RuntimeError):
     type = "compile"
 
 
-def from_runtime_error(e: RuntimeError) -> Error | None:
-    """The poptorch error a RuntimeError raised by the C++ tracer stands for, or None.
+def from_runtime_error(e: RuntimeError) -> Error:
+    """The poptorch error a RuntimeError raised while tracing stands for.
 
     The tracer throws from inside torch's dispatcher, which turns every C++
-    exception into a plain RuntimeError on its way to Python; its messages
-    start with "poptorch".
+    exception into a plain RuntimeError on its way to Python. torch's own
+    checks on the ipu tensors of the trace (a device mismatch, say) arrive
+    the same way: both are failures to trace the model, and keep their text.
     """
     if isinstance(e, Error):
         return e
     text = str(e)
-    if not text.startswith("poptorch"):
-        return None
     cls = UnsupportedOpError if "unsupported operation" in text.split("\n", 1)[0] \
         else TraceError
     return cls(text)
