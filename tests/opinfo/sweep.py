@@ -711,8 +711,10 @@ def error_lines(report: dict[str, Any]) -> list[tuple[str, int, int]]:
     samples: collections.Counter[str] = collections.Counter()
     for s in report["failed_samples"]:
         if s["outcome"] == "error":
-            units[s["detail"]].add((s["op"], s["dtype"]))
-            samples[s["detail"]] += 1
+            # Sizes and strides vary by sample; the kind of error is what counts.
+            line = re.sub(r"\[[\d, ]*\]", "[...]", s["detail"])
+            units[line].add((s["op"], s["dtype"]))
+            samples[line] += 1
     return sorted(((line, len(u), samples[line]) for line, u in units.items()),
                   key=lambda row: (-row[1], -row[2], row[0]))
 
@@ -779,6 +781,8 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"rewrite {os.path.relpath(EXPECTED_PATH)} from this sweep")
     parser.add_argument("--errors", type=int, default=15, help="show the N most common errors")
     args = parser.parse_args(argv)
+    # A terminated sweep still stops its workers and removes its temp folder.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     if args.update_expected and (args.ops or args.max_samples is not None):
         parser.error("--update-expected needs the sweep of all ops and samples")
     report = run_sweep(args.dtypes.split(","), ops=args.ops.split(",") if args.ops else None,
