@@ -178,9 +178,10 @@ const at::Tensor &ipuResize(const at::Tensor &self, c10::IntArrayRef size,
 
 at::Scalar ipuLocalScalarDense(const at::Tensor &self) {
   if (Tracer *tracer = Tracer::current())
-    tracer->checkReadable(
-        self, "aten::_local_scalar_dense (Tensor.item(), bool(), int(), "
-              "float() or Python control flow on a tensor)");
+    return tracer
+        ->readValue(self, "aten::_local_scalar_dense (Tensor.item(), bool(), "
+                          "int(), float() or Python control flow on a tensor)")
+        .item();
   return hostAlias(self).item();
 }
 

@@ -169,6 +169,41 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("random_state_arg", &Tracer::randomStateArg)
       .def("set_block", &Tracer::setBlock, py::arg("block"), py::arg("stage"),
            py::arg("ipu"), py::arg("phase"), py::arg("backfill") = false)
+      .def(
+          "set_evaluator",
+          [](Tracer &t, py::object fn) {
+            if (fn.is_none())
+              return t.setEvaluator(nullptr);
+            // Released with the GIL held, whoever drops the last copy.
+            std::shared_ptr<py::object> held(new py::object(std::move(fn)),
+                                             [](py::object *o) {
+                                               py::gil_scoped_acquire gil;
+                                               delete o;
+                                             });
+            t.setEvaluator([held](const std::string &module,
+                                  const std::vector<at::Tensor> &args,
+                                  const std::vector<at::Tensor> &results) {
+              py::gil_scoped_acquire gil;
+              (*held)(module, args, results);
+            });
+          },
+          py::arg("evaluator"),
+          "evaluator(module_text, arguments, results): computes values "
+          "the model reads while tracing (Tracer::readValue).")
+      .def_property_readonly("guards",
+                             [](const Tracer &t) {
+                               py::list out;
+                               for (const Guard &g : t.guards()) {
+                                 py::dict d;
+                                 d["result"] = g.result;
+                                 d["argument"] = g.argument;
+                                 d["expected"] = g.expected;
+                                 d["what"] = g.what;
+                                 d["location"] = g.location;
+                                 out.append(d);
+                               }
+                               return out;
+                             })
       .def("value_id", &Tracer::valueIdOf, py::arg("tensor"))
       .def("print_tensor", &Tracer::printTensor, py::arg("tensor"),
            py::arg("title"));

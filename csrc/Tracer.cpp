@@ -321,6 +321,7 @@ ValueId Tracer::randomState() {
                                       "poptorch.random_state", "random");
     randomArg = numArgs++;
     argIndexOfValue[randomValue] = randomArg;
+    argValues.push_back(at::zeros({2}, at::kLong)); // not read (readValue)
   }
   return randomValue;
 }
@@ -331,6 +332,7 @@ void Tracer::addArgument(const at::Tensor &t, const std::string &name,
   ValueId v = builder.addArgument(tensorTypeOf(t, name), name, role);
   bindValue(t, v);
   argIndexOfValue[v] = numArgs++;
+  argValues.push_back(hostAlias(t));
 }
 
 at::Tensor Tracer::constantOf(const at::Tensor &t) {
@@ -432,6 +434,52 @@ void Tracer::checkReadable(const at::Tensor &t, const std::string &what) {
                            "or express it with tensor ops (e.g. torch.where).");
 }
 
+at::Tensor Tracer::readValue(const at::Tensor &t, const std::string &what) {
+  TracedValue *e = lookup(t);
+  if (!e)
+    return constantOf(t); // a constant: its data is real
+  std::string where = describe(sourceLocation());
+  if (!e->poisonReason.empty())
+    fail(what, "needs the value of a tensor " + e->poisonReason);
+  if (!evaluator)
+    checkReadable(t, what);
+  if (randomArg >= 0 && builder.dependsOnArgument(e->value, randomArg))
+    fail(what, "needs the value of a tensor computed from random numbers, "
+               "which differ from call to call, so the program cannot be "
+               "specialised on it. Draw the numbers outside the model, or "
+               "keep the decision in tensor ops (torch.where).");
+  Guard g;
+  g.what = what;
+  g.location = where;
+  auto arg = argIndexOfValue.find(e->value);
+  if (arg != argIndexOfValue.end()) {
+    // An argument read as it is: the runtime checks the argument itself.
+    g.argument = arg->second;
+    g.expected = argValues.at(arg->second).clone();
+    guardList.push_back(std::move(g));
+    return guardList.back().expected;
+  }
+  g.value = e->value;
+  g.expected = at::empty(t.sizes(), t.options().device(c10::kCPU));
+  auto [text, added] = builder.printWithValues({e->value});
+  // The evaluator runs Python (compile and run): nothing it does is traced.
+  gCurrent = nullptr;
+  try {
+    evaluator(text, argValues, {g.expected});
+  } catch (const std::exception &ex) {
+    gCurrent = this;
+    fail(what,
+         std::string("computing the value it reads failed: ") + ex.what());
+  }
+  gCurrent = this;
+  // From here on the tensor is a constant of this trace: the guard checks
+  // that the program's value is this one.
+  hostAlias(t).copy_(g.expected);
+  values.erase(t.unsafeGetTensorImpl());
+  guardList.push_back(std::move(g));
+  return guardList.back().expected;
+}
+
 //===----------------------------------------------------------------------===//
 // The op log (TRACE lines, poptorch.explain, golden checks)
 //===----------------------------------------------------------------------===//
@@ -492,6 +540,7 @@ public:
       record.args = args;
   }
   void setStack(torch::jit::Stack *s) { stack = s; }
+  void setStatus(const char *status) { record.status = status; }
   const poptorch_bridge::SourceLoc &location() const { return record.loc; }
   ~OpLogScope() {
     if (std::uncaught_exceptions() > exceptions)
@@ -624,8 +673,16 @@ Tracer::callOnMeta(const c10::OperatorHandle &op,
   try {
     // C++ shape functions first (MetaKernels.h): torch's Python Meta kernels
     // import sympy and torch._dynamo the first time one runs.
-    if (!runCppMeta(op, stack, metaArguments))
+    if (runCppMeta(op, stack, metaArguments)) {
+    } else if (op.schema().name() == "aten::convolution_overrideable") {
+      // It has no Meta kernel; aten::convolution has its schema and shapes.
+      static const c10::OperatorHandle conv =
+          c10::Dispatcher::singleton().findSchemaOrThrow("aten::convolution",
+                                                         "");
+      conv.callBoxed(stack);
+    } else {
       op.callBoxed(stack);
+    }
   } catch (pybind11::error_already_set &e) {
     // Ctrl-C while a Python Meta kernel runs is the user's, not the op's:
     // it goes on as the KeyboardInterrupt it is.
@@ -651,6 +708,12 @@ void Tracer::foldOnHost(const c10::OperatorHandle &op,
                         torch::jit::Stack *stack) {
   const auto &schemaArgs = op.schema().arguments();
   size_t nargs = schemaArgs.size();
+  bool hostDevice = false;
+  if (op.schema().name() == "aten::_to_copy") {
+    const c10::IValue &device = *(stack->end() - nargs + 3);
+    hostDevice =
+        device.isDevice() && device.toDevice().type() != c10::DeviceType::IPU;
+  }
   std::vector<at::Tensor> ipuInputs;
   // Tensors the op writes (in-place self, out=) run on a CPU copy: an out=
   // kernel may resize its output (arange.out, linspace.out), which the
@@ -682,7 +745,9 @@ void Tracer::foldOnHost(const c10::OperatorHandle &op,
   size_t nret = op.schema().returns().size();
   for (auto it = stack->end() - nret; it != stack->end(); ++it) {
     *it = mapTensors(*it, [&](const at::Tensor &r) -> at::Tensor {
-      if (!r.defined())
+      // Results are ipu tensors, except where the op moved the data to
+      // another device (Tensor.cpu() of a constant or of a value read).
+      if (!r.defined() || hostDevice)
         return r;
       for (const auto &[ipu, cpu] : written)
         if (r.unsafeGetTensorImpl() == cpu.unsafeGetTensorImpl())
@@ -729,11 +794,15 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
     return foldOnHost(op, stack);
 
   if (schema.name() == "aten::_to_copy" && args[3].isDevice() &&
-      args[3].toDevice().type() != c10::DeviceType::IPU)
-    checkReadable(args[0].toTensor(),
-                  "moving a tensor to " + args[3].toDevice().str() +
-                      " inside the model (Tensor.cpu(), .tolist(), "
-                      ".numpy() or printing)");
+      args[3].toDevice().type() != c10::DeviceType::IPU) {
+    // Tensor.cpu(), .tolist(), .numpy(), printing: the tensor's value for
+    // these inputs, guarded; the copy itself then runs on the host.
+    readValue(args[0].toTensor(),
+              "aten::_to_copy to " + args[3].toDevice().str() +
+                  " (Tensor.cpu(), .tolist(), .numpy() or printing)");
+    logScope.setStatus("read");
+    return foldOnHost(op, stack);
+  }
   ++opCount;
   const OpSpec *spec = logSpec;
   const SourceLoc &loc = logScope.location();
@@ -847,6 +916,17 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
       poison = "produced by unsupported " + opName + " at " + describe(loc);
     }
     return pushOutputs({}, poison);
+  }
+
+  if (schema.name() == "aten::cat") {
+    // torch.cat's legacy rule: 1-D tensors with no elements are skipped,
+    // whatever the rank of the others (the empty cache tensor that HF's
+    // DynamicCache concatenates with 4-D key/value states).
+    c10::List<at::Tensor> kept;
+    for (const at::Tensor &t : args[0].toTensorList().vec())
+      if (!(t.dim() == 1 && t.numel() == 0))
+        kept.push_back(t);
+    args[0] = kept;
   }
 
   auto argIndex = [&](const char *name) -> int {
@@ -1082,6 +1162,9 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
     }
   }
 
+  if (schema.name() == "aten::scaled_dot_product_attention")
+    expandGroupedKeyValues(args, operands, loc);
+
   std::vector<TensorType> resultTypes;
   for (int i = 0; i < spec->results; ++i)
     resultTypes.push_back(tensorTypeOf(metaOut.at(i).toTensor(), opName));
@@ -1207,6 +1290,10 @@ struct ViewMap {
   bool reshapeOnly = false;
   std::vector<int64_t> start, step, len, perm, permutedShape, unexpanded, sizes;
   bool broadcast = false;
+  /// Any other view of dense memory (overlapping windows, a diagonal, an
+  /// offset that is not a slice start): the flat position in Q of each of
+  /// the view's elements, row-major.
+  std::vector<int64_t> positions;
 };
 
 namespace {
@@ -1270,8 +1357,30 @@ ViewMap Tracer::mapView(const at::Tensor &self, c10::IntArrayRef sizes,
 
   int64_t rem = offset - self.storage_offset();
   int64_t numel = c10::multiply_integers(sizes);
+  // A view that is not a slice, permutation or broadcast of Q reads its
+  // elements by position (as as_strided's definition says).
+  auto gatherView = [&](const std::string &why) {
+    const int64_t base = offset - self.storage_offset();
+    const int64_t m = static_cast<int64_t>(sizes.size());
+    std::vector<int64_t> index(m, 0);
+    map.positions.reserve(numel);
+    for (int64_t e = 0; e < numel; ++e) {
+      int64_t p = base;
+      for (int64_t i = 0; i < m; ++i)
+        p += index[i] * strides[i];
+      if (p < 0 || p >= self.numel())
+        unsupportedView(why + " and reads memory outside the tensor");
+      map.positions.push_back(p);
+      for (int64_t i = m; i-- > 0;)
+        if (++index[i] < sizes[i])
+          break;
+        else
+          index[i] = 0;
+    }
+    return map;
+  };
   if (rem < 0)
-    unsupportedView("that starts before the tensor");
+    return gatherView("that starts before the tensor");
   if (rem == 0 && numel == self.numel() &&
       c10::IntArrayRef(c10::contiguous_strides(sizes)) == strides) {
     map.reshapeOnly = true;
@@ -1292,11 +1401,11 @@ ViewMap Tracer::mapView(const at::Tensor &self, c10::IntArrayRef sizes,
       map.start[k] = rem / C[k];
       rem -= map.start[k] * C[k];
       if (map.start[k] >= S[k])
-        unsupportedView("that starts past the end of dim " +
-                        std::to_string(map.order[k]));
+        return gatherView("that starts past the end of dim " +
+                          std::to_string(map.order[k]));
     }
   if (rem != 0)
-    unsupportedView("with an unaligned offset");
+    return gatherView("with an unaligned offset");
   const int64_t m = static_cast<int64_t>(sizes.size());
   for (int64_t i = 0; i < m; ++i) {
     if (sizes[i] == 1)
@@ -1311,8 +1420,10 @@ ViewMap Tracer::mapView(const at::Tensor &self, c10::IntArrayRef sizes,
     while (k < n && (S[k] == 1 || C[k] > strides[i]))
       ++k;
     if (k == n || viewDimOf[k] >= 0 || strides[i] % C[k] != 0 ||
-        map.start[k] + (sizes[i] - 1) * (strides[i] / C[k]) >= S[k])
-      unsupportedView("that is not a slice, permutation or broadcast of it");
+        map.start[k] + (sizes[i] - 1) * (strides[i] / C[k]) >= S[k]) {
+      map.broadcast = false;
+      return gatherView("that is not a slice, permutation or broadcast of it");
+    }
     viewDimOf[k] = i;
     map.step[k] = strides[i] / C[k];
     map.len[k] = sizes[i];
@@ -1343,6 +1454,36 @@ ValueId Tracer::emit(const char *op, ValueId in, std::vector<int64_t> shape,
   return builder.addOp(op, {{in}}, attrs, {to}, loc)[0];
 }
 
+void Tracer::expandGroupedKeyValues(const std::vector<c10::IValue> &args,
+                                    std::vector<std::vector<ValueId>> &operands,
+                                    const SourceLoc &loc) {
+  // scaled_dot_product_attention(q, k, v, mask, dropout_p, is_causal, scale,
+  // enable_gqa): with grouped-query attention each key/value head serves
+  // q_heads / kv_heads consecutive query heads, as repeat_interleave on dim
+  // -3 would make them: [.., Hkv, S, D] -> [.., Hkv, G, S, D] -> [.., Hq, S,
+  // D].
+  if (args.size() < 8 || !args[7].isBool() || !args[7].toBool())
+    return;
+  const at::Tensor &q = args[0].toTensor();
+  if (q.dim() < 3)
+    return;
+  int64_t heads = q.size(-3);
+  for (size_t i : {size_t(1), size_t(2)}) {
+    const at::Tensor &t = args[i].toTensor();
+    int64_t kvHeads = t.size(-3);
+    if (kvHeads == heads || kvHeads == 0 || heads % kvHeads != 0)
+      continue;
+    std::vector<int64_t> shape(t.sizes().begin(), t.sizes().end());
+    std::vector<int64_t> grouped(shape);
+    grouped.insert(grouped.end() - 2, 1);
+    ValueId v = emit("poptorch.reshape", operands[i].at(0), grouped, {}, loc);
+    grouped[grouped.size() - 3] = heads / kvHeads;
+    v = emit("poptorch.expand", v, grouped, {}, loc);
+    shape[shape.size() - 3] = heads;
+    operands[i] = {emit("poptorch.reshape", v, shape, {}, loc)};
+  }
+}
+
 ValueId Tracer::emitPermute(ValueId in, const std::vector<int64_t> &dims,
                             const SourceLoc &loc) {
   if (dims == iota(static_cast<int64_t>(dims.size())))
@@ -1371,6 +1512,18 @@ ValueId Tracer::readView(const ViewMap &map, ValueId base,
   ValueId v = emitPermute(base, map.order, loc);
   if (map.reshapeOnly)
     return emit("poptorch.reshape", v, map.sizes, {}, loc);
+  if (!map.positions.empty()) {
+    int64_t n = static_cast<int64_t>(map.positions.size());
+    ValueId flat =
+        emit("poptorch.reshape", v, {c10::multiply_integers(map.S)}, {}, loc);
+    ValueId index =
+        builder.addConstant({{n}, ElemType::I64}, map.positions.data());
+    TensorType to = builder.typeOf(flat);
+    to.shape = {n};
+    v = builder.addOp("poptorch.index", {{flat}, {index}},
+                      {{"dims", intsAttr({0})}}, {to}, loc)[0];
+    return emit("poptorch.reshape", v, map.sizes, {}, loc);
+  }
   for (size_t k = 0; k < map.S.size(); ++k)
     v = emitSlice(v, k, map.start[k], map.step[k], map.len[k], loc);
   v = emitPermute(v, map.perm, loc);
@@ -1383,6 +1536,11 @@ ValueId Tracer::writeView(const ViewMap &map, ValueId base, ValueId value,
   if (map.broadcast)
     fail(opName,
          "writes into a broadcast (expanded) view, which is not supported");
+  if (!map.positions.empty())
+    fail(opName, "writes into a strided view that is not a slice, "
+                 "permutation or broadcast of its base, which is not "
+                 "supported; write into a slice, or build the result with "
+                 "index_put or scatter");
   ValueId q = emitPermute(base, map.order, loc);
   if (map.reshapeOnly)
     return emitPermute(emit("poptorch.reshape", value, map.S, {}, loc),
@@ -1543,13 +1701,23 @@ Tracer::finish(const std::vector<at::Tensor> &outputs) {
   for (ValueId v : values)
     if (!updateIndex.count(v) && outIndex.emplace(v, outs.size()).second)
       outs.push_back(v);
-  std::vector<int64_t> resultOfOutput;
-  for (ValueId v : values) {
+  // The values read while tracing are results too: each call checks them.
+  for (Guard &g : guardList)
+    if (g.value >= 0 && !updateIndex.count(g.value) &&
+        outIndex.emplace(g.value, outs.size()).second)
+      outs.push_back(g.value);
+  auto resultOf = [&](ValueId v) {
     auto u = updateIndex.find(v);
-    resultOfOutput.push_back(u != updateIndex.end()
-                                 ? static_cast<int64_t>(outs.size()) + u->second
-                                 : outIndex.at(v));
-  }
+    return u != updateIndex.end()
+               ? static_cast<int64_t>(outs.size()) + u->second
+               : outIndex.at(v);
+  };
+  std::vector<int64_t> resultOfOutput;
+  for (ValueId v : values)
+    resultOfOutput.push_back(resultOf(v));
+  for (Guard &g : guardList)
+    if (g.value >= 0)
+      g.result = resultOf(g.value);
   std::vector<std::pair<int64_t, ValueId>> updates(bufferUpdates.begin(),
                                                    bufferUpdates.end());
   for (auto &[arg, v] : updates)

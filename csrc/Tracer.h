@@ -51,7 +51,8 @@ std::string typeText(const TypeRecord &t);
 /// poptorch.explain and the golden checks (python/poptorch/_debug.py).
 struct OpRecord {
   std::string name; // aten::add.Tensor
-  // captured, host, random, unsupported, poisoned, error (string literals)
+  // captured, host, read (a value read while tracing: guarded), random,
+  // unsupported, poisoned, error (string literals)
   const char *status = "";
   const char *dialectOp = ""; // the op table's ("" for identities)
   poptorch_bridge::SourceLoc loc;
@@ -59,6 +60,24 @@ struct OpRecord {
   std::vector<TypeRecord> inputTypes, outputTypes;
   std::vector<c10::IValue> args; // the aten arguments, if recordArgs
 };
+
+/// A value the model read while tracing (Tensor.item(), bool(t), .tolist(),
+/// .cpu()): the program was specialised on it, so every call checks it.
+struct Guard {
+  ValueId value = -1;    // the program computes it (a result), or
+  int64_t argument = -1; // it is this argument of @main
+  at::Tensor expected;   // the value seen while tracing (CPU)
+  std::string what;      // the op that read it
+  std::string location;  // the model's source line
+  int64_t result = -1;   // @main's result holding it (set by finish)
+};
+
+/// Computes values of the program so far for the inputs being traced:
+/// compiles `module` (whose @main returns the values), runs it on `args`
+/// (@main's arguments, CPU tensors) and writes the values into `results`.
+using Evaluator = std::function<void(const std::string &module,
+                                     const std::vector<at::Tensor> &args,
+                                     const std::vector<at::Tensor> &results)>;
 
 /// Where TRACE lines go (set from Python by poptorch.setLogLevel); none: off.
 void setTraceSink(std::function<void(const std::string &)> sink);
@@ -118,6 +137,14 @@ public:
   void capture(const c10::OperatorHandle &op, torch::jit::Stack *stack);
   at::Tensor &captureCopy(at::Tensor &self, const at::Tensor &src);
   void checkReadable(const at::Tensor &t, const std::string &what);
+  /// The value of `t` for the inputs being traced (a CPU tensor). A value
+  /// the model computed is evaluated (setEvaluator), guarded (guards()) and
+  /// from then on a constant of the trace.
+  at::Tensor readValue(const at::Tensor &t, const std::string &what);
+  void setEvaluator(Evaluator e) { evaluator = std::move(e); }
+  /// Every value read while tracing, in order; after finish(), each holds
+  /// the result or argument that the runtime checks.
+  const std::vector<Guard> &guards() const { return guardList; }
   /// Fails when constant indices fall outside [-size, size).
   void checkIndexRange(const at::Tensor &t, int64_t size,
                        const std::string &opName);
@@ -162,6 +189,11 @@ private:
   emit(const char *op, ValueId in, std::vector<int64_t> shape,
        std::vector<std::pair<std::string, poptorch_bridge::AttrValue>> attrs,
        const poptorch_bridge::SourceLoc &loc);
+  /// scaled_dot_product_attention(..., enable_gqa=True): key and value heads
+  /// repeated to the query's (operands 1 and 2).
+  void expandGroupedKeyValues(const std::vector<c10::IValue> &args,
+                              std::vector<std::vector<ValueId>> &operands,
+                              const poptorch_bridge::SourceLoc &loc);
   ValueId emitPermute(ValueId in, const std::vector<int64_t> &dims,
                       const poptorch_bridge::SourceLoc &loc);
   ValueId emitSlice(ValueId in, int64_t dim, int64_t start, int64_t step,
@@ -216,6 +248,10 @@ private:
   ValueId randomValue = -1;
   int64_t randomArg = -1;
   int64_t randomStreams = 0;
+  /// @main's arguments (CPU tensors: their values for this trace).
+  std::vector<at::Tensor> argValues;
+  Evaluator evaluator;
+  std::vector<Guard> guardList;
 };
 
 } // namespace poptorch

@@ -646,6 +646,12 @@ ATEN: list[Aten] = [
           "stride": Ints("stride"), "padding": Ints("padding"), "dilation": Ints("dilation"),
           "transposed": B("transposed"), "output_padding": Ints("output_padding"),
           "groups": I("groups")}),
+    # torch._convolution on a backend without its own kernels (cudnn, mkldnn, ...)
+    Aten("convolution_overrideable", "convolution",
+         {"input": T("input"), "weight": T("weight"), "bias": OptT("bias"),
+          "stride": Ints("stride"), "padding": Ints("padding"), "dilation": Ints("dilation"),
+          "transposed": B("transposed"), "output_padding": Ints("output_padding"),
+          "groups": I("groups")}, note="what torch._convolution calls on the ipu"),
     *[Aten(f"max_pool{n}d_with_indices", f"max_pool{n}d",
            {"input": T("self"), "kernel_size": Ints("kernel_size"),
             "stride": Ints("stride", empty_means="kernel_size"), "padding": Ints("padding"),

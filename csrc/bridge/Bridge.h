@@ -102,10 +102,13 @@ public:
               const std::vector<std::pair<int64_t, ValueId>> &bufferUpdates);
   /// The module as text (with source locations when `debugInfo`).
   std::string print(bool debugInfo) const;
-  /// After finish(): the module with `values` appended to @main's results
-  /// (arguments are skipped), and the ids appended.
+  /// The module with `values` appended to @main's results (arguments are
+  /// skipped), and the ids appended. Before finish(), @main returns only
+  /// `values` (the program so far, for values read while tracing).
   std::pair<std::string, std::vector<ValueId>>
   printWithValues(const std::vector<ValueId> &values) const;
+  /// True if `v` is computed from argument `arg`.
+  bool dependsOnArgument(ValueId v, int64_t arg) const;
 
 private:
   struct Impl;

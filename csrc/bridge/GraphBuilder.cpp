@@ -16,6 +16,7 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/Verifier.h"
 #include "poptorch/Dialect/Poptorch/IR/PoptorchDialect.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstring>
@@ -320,6 +321,29 @@ void GraphBuilder::finish(
     throw CompileError("captured module is invalid:\n" + impl->diagnostics);
 }
 
+bool GraphBuilder::dependsOnArgument(ValueId v, int64_t arg) const {
+  if (v < 0 || v >= static_cast<ValueId>(impl->values.size()) || arg < 0 ||
+      arg >= static_cast<int64_t>(impl->body->getNumArguments()))
+    return false;
+  Value target = impl->body->getArgument(arg);
+  SmallVector<Value> work{impl->values[v]};
+  llvm::DenseSet<Operation *> seen;
+  while (!work.empty()) {
+    Value cur = work.pop_back_val();
+    if (cur == target)
+      return true;
+    Operation *def = cur.getDefiningOp();
+    if (!def || !seen.insert(def).second)
+      continue;
+    // Operands of the op and of anything nested in its regions.
+    def->walk([&](Operation *op) {
+      for (Value operand : op->getOperands())
+        work.push_back(operand);
+    });
+  }
+  return false;
+}
+
 std::string GraphBuilder::print(bool debugInfo) const {
   std::string s;
   llvm::raw_string_ostream os(s);
@@ -336,7 +360,18 @@ GraphBuilder::printWithValues(const std::vector<ValueId> &values) const {
   OwningOpRef<ModuleOp> clone =
       cast<ModuleOp>(impl->module->getOperation()->clone(map));
   auto main = clone->lookupSymbol<func::FuncOp>("main");
-  Operation *ret = main.getBody().front().getTerminator();
+  Block &body = main.getBody().front();
+  Operation *ret =
+      body.empty() || !body.back().hasTrait<OpTrait::IsTerminator>()
+          ? nullptr
+          : &body.back();
+  if (!ret) {
+    // Still tracing: the function so far, returning only `values`.
+    OpBuilder b(&impl->ctx);
+    b.setInsertionPointToEnd(&body);
+    ret = func::ReturnOp::create(b, UnknownLoc::get(&impl->ctx), ValueRange{});
+    main.setType(b.getFunctionType(body.getArgumentTypes(), {}));
+  }
   SmallVector<Value> operands(ret->getOperands());
   std::vector<ValueId> added;
   for (ValueId id : values) {

@@ -282,6 +282,7 @@ _ADVICE = {
 _STATUS_TEXT = {
     "captured": "lowered",
     "host": "host (constant, evaluated at trace time)",
+    "read": "value read while tracing (guarded)",
     "random": "random",
     "unsupported": "unsupported",
     "poisoned": "skipped",

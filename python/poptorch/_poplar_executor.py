@@ -13,8 +13,11 @@ from . import _debug, _export
 from ._batching import Batching, micro_batch_call
 from ._logging import logger
 from ._tracing import Executable, Signature, meta_memo, trace
-from .errors import ArgumentError, ArgumentTypeError, StateError
+from .errors import ArgumentError, ArgumentTypeError, GuardFailedError, StateError, TraceError
 from .options import Options
+
+# Variants kept per input signature for the values a model reads while tracing.
+MAX_VARIANTS = 8
 
 
 class PoplarExecutor:
@@ -28,6 +31,7 @@ class PoplarExecutor:
         self._user_model = model
         self._options = options.clone() if options is not None else Options()
         self._executable: Executable | None = None
+        self._variants: list[Executable] = []  # for the current signature, most recent first
         self._signature: Signature | None = None
         self.compile_count = 0
         self._attached = False
@@ -51,16 +55,20 @@ class PoplarExecutor:
         # The model is traced for one micro-batch: a call's batch holds
         # deviceIterations x replicationFactor of them (see _batching).
         self._check_named_buffers(self._options._values["updatable_named_buffers"])
+        self._executable = self._trace_and_compile(args, kwargs)
+        self._variants = [self._executable]
+        self._signature = self._executable.signature
+        self._attached = True
+        self.compile_count += 1
+
+    def _trace_and_compile(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Executable:
         micro_args, micro_kwargs = micro_batch_call(Batching.from_options(self._options),
                                                     args, kwargs)
         with meta_memo(self._options._values["executable_cache_dir"]):
             graph = trace(self._user_model, *micro_args,
                           source_location_excludes=self._options._values["source_location_excludes"],
                           execution_strategy=self._options.execution_strategy, **micro_kwargs)
-        self._executable = graph.compile(self._options)
-        self._signature = self._executable.signature
-        self._attached = True
-        self.compile_count += 1
+        return graph.compile(self._options)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         exe = self._executable
@@ -79,9 +87,52 @@ class PoplarExecutor:
             _debug.log_recompile(old_graph, self._executable.graph)
         elif not self._attached:
             self.attachToDevice()  # as PopTorch: a detached model re-attaches when called
+        try:
+            return self._run(args, kwargs)
+        except GuardFailedError as failure:
+            return self._run_variant(failure, args, kwargs)
+
+    def _run(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if self._executable.first_run_seconds is None:
             return _debug.first_run(self, args, kwargs)
         return self._executable.run_unchecked(args, kwargs)
+
+    def _run_variant(self, failure: GuardFailedError, args: tuple[Any, ...],
+                     kwargs: dict[str, Any]) -> Any:
+        """A value the program was specialised on differs for these inputs: runs the
+        variant compiled for them (most recently used first), or traces and compiles one.
+        At most MAX_VARIANTS are kept per input signature; variants share the device
+        copies of the parameters and buffers."""
+        failed = self._executable
+        logger.warning("poptorch: the program was specialised on %s",
+                       failure.guard.describe(failure.observed))
+        for variant in [v for v in self._variants if v is not failed]:
+            variant.adopt_state(self._executable)
+            self._executable = variant
+            try:
+                out = self._run(args, kwargs)
+            except GuardFailedError:
+                continue
+            self._variants.remove(variant)
+            self._variants.insert(0, variant)
+            logger.info("poptorch: ran the variant compiled for these values")
+            return out
+        logger.warning("poptorch: compiling a variant for these inputs (%d kept at most)",
+                       MAX_VARIANTS)
+        variant = self._trace_and_compile(args, kwargs)
+        variant.adopt_state(self._executable)
+        self._executable = variant
+        self._variants.insert(0, variant)
+        del self._variants[MAX_VARIANTS:]
+        self.compile_count += 1
+        try:
+            return self._run(args, kwargs)
+        except GuardFailedError as again:
+            raise TraceError(
+                f"poptorch: {again.guard.describe(again.observed)}, although the model was "
+                "traced for these very inputs: the value is not reproducible (it depends on "
+                "memory the model does not initialise, or on the order of a parallel "
+                "reduction). Keep that decision out of the model.") from again
 
     def copyWeightsToDevice(self) -> None:  # noqa: N802
         if self._executable is not None:
@@ -131,6 +182,7 @@ class PoplarExecutor:
         """Uses the executable in ``filename`` (from ``compileAndExport``) for this model."""
         blob = _export.read(filename)
         self._executable = _export.executable_for(blob, self._user_model, self._options)
+        self._variants = [self._executable]
         self._signature = self._executable.signature
         self._attached = True
 
@@ -183,6 +235,7 @@ class PoplarExecutor:
 
     def destroy(self) -> None:
         self._executable = None
+        self._variants = []
         self._signature = None
         self._attached = False
 

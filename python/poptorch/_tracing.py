@@ -77,6 +77,142 @@ class Signature:
         return "no difference"
 
 
+@dataclasses.dataclass
+class Guard:
+    """A value the model read while tracing, on which the program is specialised.
+
+    ``result`` is the program result that computes it on every call (-1: the value is
+    argument ``argument`` of the program, read as it is); ``expected`` the value seen
+    while tracing; ``what`` the op that read it and ``location`` the model's line.
+    """
+
+    result: int
+    argument: int
+    expected: torch.Tensor
+    what: str
+    location: str
+
+    def holds(self, observed: torch.Tensor) -> bool:
+        """Whether a call's value (one per micro-batch when batched) is the traced one."""
+        expected = self.expected
+        if observed.shape != expected.shape:
+            observed = observed.reshape(-1, *expected.shape)
+            return bool((observed == expected).all()) and observed.dtype == expected.dtype
+        return torch.equal(observed, expected)
+
+    def describe(self, observed: torch.Tensor | None = None) -> str:
+        text = f"{_value_text(self.expected)} read by {self.what} at {self.location}"
+        if observed is not None:
+            text += f" is {_value_text(observed)} for these inputs"
+        return text
+
+
+def _value_text(t: torch.Tensor) -> str:
+    if t.numel() == 1:
+        return repr(t.reshape(()).item())
+    if t.numel() <= 8:
+        return repr(t.tolist())
+    return f"a {TensorSpec.of(t)} tensor"
+
+
+def _evaluate(module: str, arguments: list[torch.Tensor], results: list[torch.Tensor]) -> None:
+    """The tracer's evaluator (``Tracer::readValue``): compiles the program so far, whose
+    @main returns the values the model reads, and runs it on the traced inputs."""
+    from ._debug import run_program
+
+    start = time.perf_counter()
+    # Called from inside the dispatcher, under functionalization: these are plain CPU
+    # tensors, and nothing here may be functionalized.
+    no_functionalize = torch._C._ExcludeDispatchKeyGuard(
+        torch._C.DispatchKeySet(torch._C.DispatchKey.Functionalize))
+    with torch._C._DisableFuncTorch(), no_functionalize:
+        # Floating-point values are compiled as the final program is (the guard compares
+        # them exactly); integers and booleans come out the same at any level.
+        exact = any(r.is_floating_point() or r.is_complex() for r in results)
+        program = _C.Program.compile(module, "", opt_level=3 if exact else 0)
+        values = run_program(program, arguments, [(r.shape, r.dtype) for r in results])
+        for r, v in zip(results, values, strict=True):
+            r.copy_(v)
+    logger.info("poptorch: computed a value the model reads while tracing in %.3f s",
+                time.perf_counter() - start)
+
+
+class _ForwardOnlyContext:
+    """The ``ctx`` of a custom ``torch.autograd.Function`` whose forward runs while tracing
+    an inference model: what it saves for the backward is never used."""
+
+    def __init__(self, n_inputs: int) -> None:
+        self.needs_input_grad = (False,) * n_inputs
+        self.saved_tensors: tuple[torch.Tensor, ...] = ()
+        self.materialize_grads = True
+
+    def save_for_backward(self, *tensors: torch.Tensor) -> None:
+        self.saved_tensors = tensors
+
+    def save_for_forward(self, *tensors: torch.Tensor) -> None:
+        pass
+
+    def mark_dirty(self, *tensors: torch.Tensor) -> None:
+        pass
+
+    def mark_non_differentiable(self, *tensors: torch.Tensor) -> None:
+        pass
+
+    def set_materialize_grads(self, value: bool) -> None:
+        self.materialize_grads = value
+
+
+def _host_value(t: torch.Tensor) -> torch.Tensor:
+    """A tensor of the trace as a plain CPU tensor (its value read while tracing)."""
+    t = t.cpu()
+    if torch._is_functional_tensor(t):
+        torch._sync(t)
+        t = torch._from_functional_tensor(t)
+    return t
+
+
+@contextlib.contextmanager
+def _eager_compatible_tracing() -> Any:
+    """What PyTorch refuses under ``torch.func.functionalize``, where tracing runs, works
+    as in eager while tracing:
+
+    - Custom ``torch.autograd.Function``s run their ``forward`` directly: ``apply`` refuses
+      any Function without a ``setup_context`` staticmethod under a functorch transform
+      (BLOOM's GeLUFunction, most Functions written before PyTorch 2.0). An inference model
+      computes no gradients, so the forward alone is the Function's meaning here.
+    - ``Tensor.tolist()`` and ``.numpy()`` read the value (a guarded read, see
+      ``Tracer::readValue``) instead of failing on a functional tensor's missing storage.
+    """
+    function = torch.autograd.function.Function
+    original_apply = function.__dict__["apply"]
+
+    def apply(cls: Any, *args: Any, **kwargs: Any) -> Any:
+        if torch.autograd.function._is_setup_context_defined(cls.setup_context):
+            return cls.forward(*args, **kwargs)
+        return cls.forward(_ForwardOnlyContext(len(args)), *args, **kwargs)
+
+    def tolist(self: torch.Tensor) -> Any:
+        return torch._C.TensorBase.tolist(_host_value(self))
+
+    def numpy(self: torch.Tensor, *, force: bool = False) -> Any:
+        return torch._C.TensorBase.numpy(_host_value(self), force=force)
+
+    patched = {"tolist": tolist, "numpy": numpy}
+    saved = {name: torch.Tensor.__dict__.get(name) for name in patched}
+    function.apply = classmethod(apply)
+    for name, fn in patched.items():
+        setattr(torch.Tensor, name, fn)
+    try:
+        yield
+    finally:
+        function.apply = original_apply
+        for name, fn in saved.items():
+            if fn is None:
+                delattr(torch.Tensor, name)
+            else:
+                setattr(torch.Tensor, name, fn)
+
+
 def _source_excludes(extra: Sequence[str] = ()) -> list[str]:
     return [_PACKAGE_DIR + os.sep, _TORCH_DIR + os.sep, *extra]
 
@@ -118,6 +254,7 @@ class TracedGraph:
         trace_seconds: float,
         random_state_arg: int = -1,
         tracer: Any = None,
+        guards: list[Guard] | None = None,
     ) -> None:
         # ``mlir`` and ``op_log`` are read from the tracer when first asked for:
         # printing the module costs about as much as capturing it, and a graph
@@ -144,6 +281,8 @@ class TracedGraph:
         self.random_state_arg = random_state_arg
         # Where each block entered while tracing ran (poptorch.BeginBlock/Block).
         self.blocks: list[_blocks.BlockPlacement] = []
+        # The values the model read while tracing: each call checks them.
+        self.guards: list[Guard] = guards or []
 
     @property
     def mlir(self) -> str:
@@ -315,6 +454,7 @@ def _trace(model: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any
     leaves, treespec = pytree.tree_flatten((tuple(args), dict(kwargs)))
 
     tracer = _C.Tracer(_source_excludes(source_location_excludes))
+    tracer.set_evaluator(_evaluate)
     from . import _debug
 
     _debug.tracer_created(tracer)
@@ -370,7 +510,7 @@ def _trace(model: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any
     previous_tracer, _helpers._tracer = _helpers._tracer, tracer
     _blocks.start_tracing(tracer, execution_strategy)
     try:
-        with torch.inference_mode(), \
+        with torch.inference_mode(), _eager_compatible_tracing(), \
                 torch.device(IPU) if default_ipu else contextlib.nullcontext():
             out = torch.func.functionalize(run, remove="mutations_and_views")(
                 *ipu_leaves, *state.values())
@@ -385,6 +525,7 @@ def _trace(model: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any
             raise
         raise error.with_traceback(e.__traceback__) from None
     finally:
+        tracer.set_evaluator(None)
         placements = _blocks.end_tracing()
         _helpers._tracing_depth -= 1
         _helpers._tracer = previous_tracer
@@ -407,7 +548,10 @@ def _trace(model: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any
         trace_seconds=elapsed,
         random_state_arg=tracer.random_state_arg,
         tracer=tracer,
+        guards=[Guard(**g) for g in tracer.guards],
     )
+    for g in graph.guards:
+        logger.info("poptorch: the program is specialised on %s", g.describe())
     graph.blocks = placements
     _debug.graph_traced(graph, model, tracer)
     return graph
@@ -472,7 +616,8 @@ class Executable:
         self.copy_weights_to_device()
         # (shape, dtype) of each distinct output result, in result order.
         out_specs = [x for x in graph.output_leaves if isinstance(x, TensorSpec)]
-        by_result = dict(zip(graph.output_results, out_specs, strict=True))
+        by_result = {g.result: TensorSpec.of(g.expected) for g in graph.guards if g.result >= 0}
+        by_result.update(zip(graph.output_results, out_specs, strict=True))
         self._output_shapes = [by_result[r].shape for r in range(graph.num_output_results)]
         self._result_specs = [(self.batching.result_shape(by_result[r].shape), by_result[r].dtype)
                               for r in range(graph.num_output_results)]
@@ -567,7 +712,7 @@ class Executable:
         graph = self.graph
         self._plan = None
         if (self.batching.looped or graph.buffer_update_args or graph.random_state_arg >= 0
-                or not isinstance(graph.signature.treespec, tuple)
+                or graph.guards or not isinstance(graph.signature.treespec, tuple)
                 or not hasattr(self, "_result_specs")):
             return
         self._plan = self._program.call_plan(
@@ -634,6 +779,8 @@ class Executable:
             copied = time.perf_counter()
             self._program.run(inputs + self._device_state, outputs)
             ran = time.perf_counter()
+            if graph.guards:
+                self._check_guards(inputs, [outputs])
             result = self._unflatten_outputs(outputs)
             self.timestamps = (start, copied, ran, time.perf_counter())
             return result
@@ -664,6 +811,8 @@ class Executable:
         else:
             self._program.run_replicas(runs_in, runs_out)
         ran = time.perf_counter()
+        if graph.guards:
+            self._check_guards(inputs, runs_out)  # before anything is written back
         n_out = graph.num_output_results
         if graph.buffer_update_args:
             self._write_back(user_inputs, [out[n_out:] for out in runs_out])
@@ -675,6 +824,47 @@ class Executable:
         result = self._unflatten_outputs(outputs)
         self.timestamps = (start, copied, ran, time.perf_counter())
         return result
+
+    def _check_guards(self, inputs: list[torch.Tensor],
+                      runs_out: list[list[torch.Tensor]]) -> None:
+        """Raises GuardFailedError when a value the program was specialised on differs."""
+        n_inputs = self.graph.num_inputs
+        layouts = None
+        for guard in self.graph.guards:
+            if guard.result >= 0:
+                observed = [out[guard.result] for out in runs_out]
+            elif guard.argument < n_inputs:
+                observed = [inputs[guard.argument]]
+            else:
+                layouts = layouts or self._state_layouts()
+                i = guard.argument - n_inputs
+                state = self._device_state
+                observed = [_host_layout(state[i], layouts[i], guard.expected.shape)
+                            if i < len(state) else self._random_state]
+            for value in observed:
+                if not guard.holds(value):
+                    raise errors.GuardFailedError(
+                        f"poptorch: the program was specialised on {guard.describe(value)}. "
+                        "poptorch.inferenceModel compiles a variant for such inputs; a "
+                        "program from poptorch.trace must be traced again for them.",
+                        guard, value)
+
+    def adopt_state(self, other: Executable) -> None:
+        """Shares ``other``'s device copies of the parameters and buffers (another variant
+        of the same model, see PoplarExecutor): buffer updates carry over between them."""
+        if other is self:
+            return
+        mine, theirs = self._state_layouts(), other._state_layouts()
+        for i, (a, b) in enumerate(zip(mine, theirs, strict=True)):
+            if a == b and self._device_state[i].shape == other._device_state[i].shape:
+                self._device_state[i] = other._device_state[i]
+            else:
+                name, host = (self.graph.parameters + self.graph.buffers)[i]
+                dev = _host_layout(other._device_state[i], b, host.shape)
+                self._device_state[i] = _program_layout(dev, a).contiguous()
+        self._replica_state = other._replica_state if len(mine) == len(theirs) else []
+        self._random_state = other._random_state
+        self._make_call_plan()
 
     def _unflatten_outputs(self, outputs: list[torch.Tensor]) -> Any:
         graph = self.graph

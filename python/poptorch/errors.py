@@ -23,6 +23,7 @@ __all__ = [
     "ArgumentTypeError",
     "CompileError",
     "Error",
+    "GuardFailedError",
     "InternalError",
     "RecoverableError",
     "StateError",
@@ -82,6 +83,25 @@ class ArgumentIndexError(Error, IndexError):
     """An index or dimension passed to a poptorch function is out of range."""
 
     type = "argument"
+
+
+class GuardFailedError(ArgumentError):
+    """The inputs of a call give another value than the one the program was specialised on.
+
+    A value the model read while tracing (``Tensor.item()``, ``bool(t)``, ``.tolist()``)
+    is baked into the program, which checks it on every call. ``poptorch.inferenceModel``
+    then runs (or compiles) the variant for the new value; a program from
+    ``poptorch.trace(...).compile()`` raises this error: trace it again for these inputs.
+    ``guard`` describes the value (``what``, ``location``, ``expected``), ``observed`` is
+    what these inputs give.
+    """
+
+    type = "guard"
+
+    def __init__(self, message: str, guard: object, observed: object) -> None:
+        super().__init__(message)
+        self.guard = guard
+        self.observed = observed
 
 
 class InternalError(Error, RuntimeError):
