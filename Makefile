@@ -8,6 +8,8 @@ PY        := $(VENV)/bin/python
 APT_PKGS  := libmlir-22-dev mlir-22-tools llvm-22-dev clang-format-22
 PIP_PKGS  := torch==2.13.0 pybind11==3.1.0 scikit-build-core==1.1.2 lit==23.1.5 ninja \
              numpy pytest ruff
+# test-only dependencies (tests/test_zoo.py builds Hugging Face architectures from their configs)
+TEST_PKGS := transformers==5.18.0
 JOBS      ?= 2
 export CMAKE_BUILD_PARALLEL_LEVEL := $(JOBS)
 export PATH := $(CURDIR)/$(VENV)/bin:/usr/lib/llvm-22/bin:$(PATH)
@@ -55,12 +57,14 @@ test-lit: build
 # dtypes/tests columns of docs/ops.md (optable/coverage.json) must all be seen again.
 test-python: build
 	mkdir -p build
+	$(PY) -m pip install -q --disable-pip-version-check $(TEST_PKGS)
 	POPTORCH_COVERAGE=build/op-coverage.json $(PY) -m pytest -q tests
 	$(PY) optable/generate.py --coverage build/op-coverage.json
 
 # Rewrites optable/coverage.json (and docs/ops.md) from a full test run.
 coverage: build
 	mkdir -p build
+	$(PY) -m pip install -q --disable-pip-version-check $(TEST_PKGS)
 	POPTORCH_COVERAGE=build/op-coverage.json $(PY) -m pytest -q tests
 	$(PY) optable/generate.py --update-coverage build/op-coverage.json
 

@@ -1,5 +1,6 @@
 //===- Module.cpp - the poptorch._C Python extension --------------------===//
 #include "Device.h"
+#include "HostKernels.h"
 #include "MetaCache.h"
 #include "MetaKernels.h"
 #include "Tracer.h"
@@ -123,6 +124,7 @@ PYBIND11_MODULE(_C, m) {
     }
   });
   poptorch_bridge::setTeamRunner(&runOnTorchThreads);
+  registerHostKernelRuntime();
 
   py::class_<CallPlan>(m, "CallPlan").def("__call__", &CallPlan::call);
 
@@ -200,10 +202,22 @@ PYBIND11_MODULE(_C, m) {
                                  d["expected"] = g.expected;
                                  d["what"] = g.what;
                                  d["location"] = g.location;
+                                 d["in_program"] = g.inProgram;
                                  out.append(d);
                                }
                                return out;
                              })
+      .def("set_host_kernels", &Tracer::setHostKernels, py::arg("on"))
+      .def_property_readonly(
+          "host_kernel_ops",
+          [](const Tracer &t) {
+            std::vector<std::tuple<std::string, std::string, int>> out;
+            for (const OpRecord &r : t.opLog())
+              if (std::string_view(r.status) == "host_kernel")
+                out.emplace_back(r.name, r.loc.file, r.loc.line);
+            return out;
+          },
+          "(op, file, line) of each op captured as a host kernel")
       .def("value_id", &Tracer::valueIdOf, py::arg("tensor"))
       .def("print_tensor", &Tracer::printTensor, py::arg("tensor"),
            py::arg("title"));

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "Tracer.h"
 #include "Device.h"
+#include "HostKernels.h"
 #include "MetaCache.h"
 #include "MetaKernels.h"
 
@@ -434,13 +435,73 @@ void Tracer::checkReadable(const at::Tensor &t, const std::string &what) {
                            "or express it with tensor ops (e.g. torch.where).");
 }
 
+at::Tensor Tracer::evaluate(const at::Tensor &t, const std::string &what) {
+  TracedValue *e = lookup(t);
+  if (!e)
+    return constantOf(t);
+  if (!e->poisonReason.empty())
+    fail(what, "needs the value of a tensor " + e->poisonReason);
+  auto arg = argIndexOfValue.find(e->value);
+  if (arg != argIndexOfValue.end())
+    return argValues.at(arg->second);
+  at::Tensor value = at::empty(t.sizes(), t.options().device(c10::kCPU));
+  auto [text, added] = builder.printWithValues({e->value});
+  // The evaluator runs Python (compile and run): nothing it does is traced.
+  gCurrent = nullptr;
+  try {
+    evaluator(text, argValues, {value});
+  } catch (const std::exception &ex) {
+    gCurrent = this;
+    fail(what,
+         std::string("computing the value it reads failed: ") + ex.what());
+  }
+  gCurrent = this;
+  return value;
+}
+
+std::vector<c10::IValue>
+Tracer::shapesFromValues(const c10::OperatorHandle &op,
+                         const std::vector<c10::IValue> &args,
+                         const std::string &opName) {
+  torch::jit::Stack stack;
+  for (const c10::IValue &a : args)
+    stack.push_back(mapTensors(a, [&](const at::Tensor &t) -> at::Tensor {
+      if (!t.defined())
+        return t;
+      return isIpu(t) ? evaluate(t, opName) : t;
+    }));
+  {
+    c10::impl::ExcludeDispatchKeyGuard plain(
+        c10::DispatchKeySet({c10::DispatchKey::Functionalize,
+                             c10::DispatchKey::FuncTorchDynamicLayerFrontMode,
+                             c10::DispatchKey::FuncTorchDynamicLayerBackMode}));
+    try {
+      op.callBoxed(&stack);
+    } catch (const c10::Error &e) {
+      fail(opName,
+           std::string("invalid arguments: ") + e.what_without_backtrace());
+    }
+  }
+  for (c10::IValue &r : stack)
+    r = mapTensors(r, [](const at::Tensor &t) -> at::Tensor {
+      return t.defined() ? at::empty(t.sizes(), t.options().device(c10::kMeta))
+                         : t;
+    });
+  return stack;
+}
+
 at::Tensor Tracer::readValue(const at::Tensor &t, const std::string &what) {
   TracedValue *e = lookup(t);
   if (!e)
     return constantOf(t); // a constant: its data is real
   std::string where = describe(sourceLocation());
-  if (!e->poisonReason.empty())
+  if (!e->poisonReason.empty()) {
+    if (!unsupported.empty()) // the usual report, which lists that op too
+      throw std::runtime_error(unsupportedReport() + "\n" + what + " at " +
+                               where + " needs the value of a tensor " +
+                               e->poisonReason + ".");
     fail(what, "needs the value of a tensor " + e->poisonReason);
+  }
   if (!evaluator)
     checkReadable(t, what);
   if (randomArg >= 0 && builder.dependsOnArgument(e->value, randomArg))
@@ -460,18 +521,7 @@ at::Tensor Tracer::readValue(const at::Tensor &t, const std::string &what) {
     return guardList.back().expected;
   }
   g.value = e->value;
-  g.expected = at::empty(t.sizes(), t.options().device(c10::kCPU));
-  auto [text, added] = builder.printWithValues({e->value});
-  // The evaluator runs Python (compile and run): nothing it does is traced.
-  gCurrent = nullptr;
-  try {
-    evaluator(text, argValues, {g.expected});
-  } catch (const std::exception &ex) {
-    gCurrent = this;
-    fail(what,
-         std::string("computing the value it reads failed: ") + ex.what());
-  }
-  gCurrent = this;
+  g.expected = evaluate(t, what);
   // From here on the tensor is a constant of this trace: the guard checks
   // that the program's value is this one.
   hostAlias(t).copy_(g.expected);
@@ -806,6 +856,18 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
   ++opCount;
   const OpSpec *spec = logSpec;
   const SourceLoc &loc = logScope.location();
+  // x[mask] with a mask the model computed: its shape depends on the mask's
+  // values, so it runs as a host kernel like nonzero (below).
+  bool computedMask = false;
+  if (spec && schema.name() == "aten::index" && hostKernels && evaluator)
+    for (const c10::IValue &e : args.at(1).toListRef())
+      if (e.isTensor() && e.toTensor().defined() &&
+          (e.toTensor().scalar_type() == at::kBool ||
+           e.toTensor().scalar_type() == at::kByte) &&
+          isTraced(e.toTensor()))
+        computedMask = true;
+  if (computedMask)
+    spec = nullptr;
   bool indexList = false;
   if (spec)
     for (const ArgSpec &a : spec->args)
@@ -813,7 +875,14 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
         expandMaskIndices(args[*schema.argumentIndexWithName(a.aten)], opName);
         indexList = true;
       }
-  std::vector<c10::IValue> metaOut = runOnMeta(op, args, indexList);
+  // An op whose result shape depends on its inputs' values (nonzero,
+  // masked_select, unique) and has no lowering: its shapes for the values
+  // being traced, and a host kernel that checks them on every call.
+  bool valueShapes = op.hasTag(at::Tag::dynamic_output_shape) && !spec &&
+                     poison.empty() && hostKernels && evaluator;
+  std::vector<c10::IValue> metaOut = valueShapes
+                                         ? shapesFromValues(op, args, opName)
+                                         : runOnMeta(op, args, indexList);
   torch::jit::drop(*stack, nargs);
   // The result of a functionalized view (`expand_copy` for `expand`) takes
   // the view's strides, as eager's has: torch decides from strides whether a
@@ -894,7 +963,8 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
     }
   };
 
-  if (resultsEmpty) {
+  // (Not for shapes that depend on values: the host kernel checks them.)
+  if (resultsEmpty && !valueShapes) {
     std::vector<ValueId> ids;
     for (const c10::IValue &m : metaOut)
       if (m.isTensor())
@@ -903,6 +973,49 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
     return pushOutputs(ids, "");
   }
 
+  if (!spec && poison.empty() && hostKernels) {
+    // No lowering: PyTorch's CPU kernel runs it when the program runs.
+    std::string why;
+    if (auto call = describeHostKernel(op, args, metaOut, why)) {
+      std::vector<ValueId> inputs;
+      for (const at::Tensor &t : call->inputs)
+        inputs.push_back(valueOf(t, std::nullopt, opName));
+      std::vector<TensorType> types;
+      for (const c10::IValue &m : metaOut)
+        types.push_back(tensorTypeOf(m.toTensor(), opName));
+      AttrValue name, text;
+      name.kind = text.kind = AttrValue::Str;
+      name.s = opName;
+      text.s = call->call;
+      std::vector<ValueId> ids;
+      try {
+        ids = builder.addOp("poptorch.host_kernel", {inputs},
+                            {{"op", name}, {"call", text}}, types, loc);
+      } catch (const CompileError &e) {
+        fail(opName,
+             std::string("cannot be captured as a host kernel: ") + e.what());
+      }
+      logScope.setStatus("host_kernel");
+      if (valueShapes)
+        for (size_t r = 0; r < metaOut.size(); ++r) {
+          // Checked by the host kernel itself (its result must fit the
+          // buffer): `expected` has the shape and dtype.
+          Guard g;
+          g.what = "the shape of result " + std::to_string(r) + " of " + opName;
+          g.location = describe(loc);
+          g.inProgram = true;
+          g.value = ids[r]; // a result, so that the check is never dead code
+          g.expected =
+              at::empty(metaOut[r].toTensor().sizes(),
+                        metaOut[r].toTensor().options().device(c10::kCPU));
+          guardList.push_back(std::move(g));
+        }
+      return pushOutputs(ids, "");
+    }
+    hostKernelRefusals[opName] = why;
+  } else if (!spec && !hostKernels) {
+    hostKernelRefusals[opName] = "Options().hostKernels(False)";
+  }
   if (!spec || !poison.empty()) {
     if (!spec) {
       std::string key = opName + " at " + describe(loc);
@@ -919,12 +1032,14 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
   }
 
   if (schema.name() == "aten::cat") {
-    // torch.cat's legacy rule: 1-D tensors with no elements are skipped,
-    // whatever the rank of the others (the empty cache tensor that HF's
-    // DynamicCache concatenates with 4-D key/value states).
+    // Tensors with no elements add nothing: torch.cat's legacy rule skips
+    // 1-D ones whatever the rank of the others (the empty cache tensor that
+    // HF's DynamicCache concatenates with 4-D key/value states), and the
+    // others are empty along the cat dim (q[..., rotary_dim:] when the
+    // rotary dim is the head dim). The Meta kernel has checked the shapes.
     c10::List<at::Tensor> kept;
     for (const at::Tensor &t : args[0].toTensorList().vec())
-      if (!(t.dim() == 1 && t.numel() == 0))
+      if (t.numel() != 0)
         kept.push_back(t);
     args[0] = kept;
   }
@@ -1659,25 +1774,31 @@ bool Tracer::captureViewInplace(const at::Tensor &self, c10::IntArrayRef sizes,
   return true;
 }
 
+std::string Tracer::unsupportedReport() const {
+  std::ostringstream os;
+  os << "poptorch: the model uses " << unsupported.size()
+     << " unsupported operation" << (unsupported.size() > 1 ? "s" : "")
+     << ":\n";
+  for (const std::string &key : unsupportedOrder) {
+    const UnsupportedOp &u = unsupported.at(key);
+    os << "  " << u.schema << " at " << u.location;
+    if (u.count > 1)
+      os << " (" << u.count << " times)";
+    auto refusal = hostKernelRefusals.find(u.schema);
+    if (refusal != hostKernelRefusals.end() && !refusal->second.empty())
+      os << " (not a host kernel: " << refusal->second << ")";
+    os << "\n";
+  }
+  os << "See docs/ops.md for the supported ops. Replace these ops in the "
+        "model, compute "
+        "them outside it, or add them to the op table (docs/developer.md).";
+  return os.str();
+}
+
 std::pair<int64_t, std::vector<int64_t>>
 Tracer::finish(const std::vector<at::Tensor> &outputs) {
-  if (!unsupported.empty()) {
-    std::ostringstream os;
-    os << "poptorch: the model uses " << unsupported.size()
-       << " unsupported operation" << (unsupported.size() > 1 ? "s" : "")
-       << ":\n";
-    for (const std::string &key : unsupportedOrder) {
-      const UnsupportedOp &u = unsupported[key];
-      os << "  " << u.schema << " at " << u.location;
-      if (u.count > 1)
-        os << " (" << u.count << " times)";
-      os << "\n";
-    }
-    os << "See docs/ops.md for the supported ops. Replace these ops in the "
-          "model, compute "
-          "them outside it, or add them to the op table (docs/developer.md).";
-    throw std::runtime_error(os.str());
-  }
+  if (!unsupported.empty())
+    throw std::runtime_error(unsupportedReport());
   // Every result is a distinct value: an output that repeats another output
   // or is the new value of a mutated argument is served from that result
   // (returning one value twice is also what the bufferization pipeline

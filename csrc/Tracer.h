@@ -51,7 +51,8 @@ std::string typeText(const TypeRecord &t);
 /// poptorch.explain and the golden checks (python/poptorch/_debug.py).
 struct OpRecord {
   std::string name; // aten::add.Tensor
-  // captured, host, read (a value read while tracing: guarded), random,
+  // captured, host, read (a value read while tracing: guarded),
+  // host_kernel (no lowering: PyTorch's CPU kernel at run time), random,
   // unsupported, poisoned, error (string literals)
   const char *status = "";
   const char *dialectOp = ""; // the op table's ("" for identities)
@@ -70,6 +71,9 @@ struct Guard {
   std::string what;      // the op that read it
   std::string location;  // the model's source line
   int64_t result = -1;   // @main's result holding it (set by finish)
+  /// A result shape checked inside the program (by the host kernel of an op
+  /// whose shapes depend on values): `expected` holds the sizes.
+  bool inProgram = false;
 };
 
 /// Computes values of the program so far for the inputs being traced:
@@ -142,6 +146,17 @@ public:
   /// from then on a constant of the trace.
   at::Tensor readValue(const at::Tensor &t, const std::string &what);
   void setEvaluator(Evaluator e) { evaluator = std::move(e); }
+  /// The value of `t` for the inputs being traced, without a guard.
+  at::Tensor evaluate(const at::Tensor &t, const std::string &what);
+  /// The results of `op(args)` for the values being traced, as Meta
+  /// tensors (ops whose result shapes depend on values).
+  std::vector<c10::IValue>
+  shapesFromValues(const c10::OperatorHandle &op,
+                   const std::vector<c10::IValue> &args,
+                   const std::string &opName);
+  /// Whether ops without a lowering become poptorch.host_kernel (PyTorch's
+  /// CPU kernel at run time) instead of unsupported ops.
+  void setHostKernels(bool on) { hostKernels = on; }
   /// Every value read while tracing, in order; after finish(), each holds
   /// the result or argument that the runtime checks.
   const std::vector<Guard> &guards() const { return guardList; }
@@ -149,7 +164,8 @@ public:
   void checkIndexRange(const at::Tensor &t, int64_t size,
                        const std::string &opName);
   /// Replaces constant bool masks in a `Tensor?[]` of indices by their
-  /// nonzero positions; masks computed by the model are an error.
+  /// nonzero positions; masks computed by the model are an error (with
+  /// host kernels, capture runs such an index as one instead).
   void expandMaskIndices(c10::IValue &indices, const std::string &opName);
   /// `aten::<view>_scatter(self, src, ...)` (what functionalization emits for
   /// a write into a view): self with src written into view(self, ...).
@@ -213,6 +229,8 @@ private:
                          const std::string &opName);
   poptorch_bridge::SourceLoc sourceLocation() const;
   std::string describe(const poptorch_bridge::SourceLoc &loc) const;
+  /// The error listing every unsupported op seen so far.
+  std::string unsupportedReport() const;
   [[noreturn]] void fail(const std::string &opName,
                          const std::string &message) const;
 
@@ -252,6 +270,10 @@ private:
   std::vector<at::Tensor> argValues;
   Evaluator evaluator;
   std::vector<Guard> guardList;
+  bool hostKernels = true;
+  /// Why an op without a lowering could not be a host kernel (for the
+  /// unsupported-op error).
+  std::map<std::string, std::string> hostKernelRefusals;
 };
 
 } // namespace poptorch

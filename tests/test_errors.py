@@ -45,12 +45,13 @@ def test_unsupported_op_names_aten_op_and_line():
     message = str(info.value)
     assert "1 unsupported operation" in message
     assert re.search(rf"aten::_fft_\w+ at {re.escape(THIS_FILE)}:{line_of('# @fft')}\b", message)
+    assert "not a host kernel: it returns dtype ComplexFloat" in message, message
     assert "docs/ops.md" in message
 
 
 def test_all_unsupported_ops_are_listed_at_once():
     with pytest.raises(RuntimeError) as info:
-        poptorch.trace(two_unsupported, torch.randn(4, 3))
+        poptorch.trace(two_unsupported, torch.randn(4, 3), host_kernels=False)
     message = str(info.value)
     assert "3 unsupported operations" in message, message
     for op, marker in [("aten::linalg_matrix_exp", "# @matrix_exp"),
@@ -67,21 +68,22 @@ def test_repeated_unsupported_op_is_counted_once_per_line():
         return x
 
     with pytest.raises(RuntimeError, match=rf":{line_of('# @loop')} \(3 times\)"):
-        poptorch.trace(f, torch.randn(3, 3))
+        poptorch.trace(f, torch.randn(3, 3), host_kernels=False)
 
 
 def test_unsupported_error_from_inference_model_and_ipu_context():
     model = torch.nn.Sequential(torch.nn.Linear(3, 3))
     model.register_forward_hook(lambda m, i, o: torch.linalg.matrix_exp(o))
     with pytest.raises(RuntimeError, match="aten::linalg_matrix_exp"):
-        poptorch.inferenceModel(model)(torch.randn(3, 3))
+        poptorch.inferenceModel(model, poptorch.Options().hostKernels(False))(torch.randn(3, 3))
     with pytest.raises(RuntimeError, match="aten::_fft_"):
         poptorch.experimental.IPUContext(one_unsupported)(torch.randn(3))
 
 
-def test_data_dependent_output_shape_is_a_clear_error():
+def test_data_dependent_output_shape_without_host_kernels_is_a_clear_error():
+    # With host kernels (the default) such ops are guarded (test_host_kernels.py).
     with pytest.raises(RuntimeError, match="aten::nonzero .*output shape depends on the values"):
-        poptorch.trace(lambda x: x.nonzero(), torch.randn(3))
+        poptorch.trace(lambda x: x.nonzero(), torch.randn(3), host_kernels=False)
 
 
 # ---------------------------------------------------------------- data-dependent Python

@@ -41,6 +41,16 @@ def test_cat_skips_empty_1d_tensors(dim):
     check(fn, torch.randn(2, 3, 4, 5))
 
 
+@pytest.mark.parametrize("empty_first", [False, True])
+def test_cat_with_an_operand_empty_along_the_cat_dim(empty_first):
+    # Phi-3's rotary embedding: torch.cat([q[..., :rot], q[..., rot:]]) with rot = head dim.
+    def fn(q):
+        parts = [q[..., :16] * 2, q[..., 16:]]
+        return torch.cat(parts[::-1] if empty_first else parts, dim=-1)
+
+    check(fn, torch.randn(2, 4, 3, 16))
+
+
 def test_cat_of_only_empty_1d_and_one_tensor():
     check(lambda x: torch.cat([x.new_zeros(0), x], dim=1), torch.randn(3, 2))
 

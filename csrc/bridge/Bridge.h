@@ -201,6 +201,16 @@ std::string hostCpuDescription();
 /// ExecutionEngine outlives LLVM's static destructors.
 void releaseAllPrograms();
 
+/// poptorch.host_kernel's runtime (csrc/HostKernels.cpp): called by a
+/// running program with its `n` unranked memref arguments as 2n words
+/// (rank, descriptor pointer): the op's description, its inputs, then its
+/// results. Must not throw: it reports a failure with hostKernelFailed.
+using HostKernelRunner = void (*)(int64_t n, const intptr_t *words);
+void setHostKernelRunner(HostKernelRunner runner);
+/// Records that a host kernel failed during the current run; Program::run
+/// throws it (the first one) when the program returns.
+void hostKernelFailed(const std::string &message);
+
 /// The pipeline as (stage, textual pass pipeline) pairs.
 std::vector<std::pair<std::string, std::string>> pipelineStages();
 

@@ -56,6 +56,7 @@
 #include "llvm/Transforms/Utils/Cloning.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cctype>
 #include <chrono>
@@ -68,6 +69,7 @@
 #include <thread>
 #include <type_traits>
 #include <unistd.h>
+#include <utility>
 
 using namespace mlir;
 
@@ -255,6 +257,68 @@ void addPoptorchRuntimeSymbols(llvm::StringMap<void *> &map) {
   add("i32", &printTensorRuntime<int32_t>);
   add("i64", &printTensorRuntime<int64_t>);
 }
+
+//===----------------------------------------------------------------------===//
+// poptorch.host_kernel's entry points: `poptorch_host_kernel_<n>_<k>` takes n
+// unranked memrefs (2n words) whatever their element types; every k of one n
+// is the same function, which hands the words to the runner.
+//===----------------------------------------------------------------------===//
+
+std::atomic<HostKernelRunner> gHostKernelRunner{nullptr};
+std::mutex gHostKernelFailureMutex;
+std::string gHostKernelFailure;
+std::atomic<bool> gHostKernelFailed{false};
+
+template <size_t> using Word = intptr_t;
+template <typename Seq> struct HostKernelEntry;
+template <size_t... I> struct HostKernelEntry<std::index_sequence<I...>> {
+  static void call(Word<I>... words) {
+    const intptr_t packed[] = {words..., 0};
+    HostKernelRunner runner = gHostKernelRunner.load();
+    if (runner)
+      runner(static_cast<int64_t>(sizeof...(I) / 2), packed);
+    else
+      hostKernelFailed("no host kernel runtime is registered");
+  }
+};
+
+constexpr size_t kMaxHostKernelArgs = 48;
+
+template <size_t... N>
+std::array<void *, sizeof...(N)>
+makeHostKernelEntries(std::index_sequence<N...>) {
+  return {reinterpret_cast<void *>(
+      &HostKernelEntry<std::make_index_sequence<2 * N>>::call)...};
+}
+
+const std::array<void *, kMaxHostKernelArgs> &hostKernelEntries() {
+  static const auto entries =
+      makeHostKernelEntries(std::make_index_sequence<kMaxHostKernelArgs>());
+  return entries;
+}
+
+/// Resolves `poptorch_host_kernel_<n>_<k>` (any k) when the JIT links.
+class HostKernelSymbols : public llvm::orc::DefinitionGenerator {
+public:
+  llvm::Error
+  tryToGenerate(llvm::orc::LookupState &, llvm::orc::LookupKind,
+                llvm::orc::JITDylib &jd, llvm::orc::JITDylibLookupFlags,
+                const llvm::orc::SymbolLookupSet &symbols) override {
+    llvm::orc::SymbolMap found;
+    for (const auto &[name, flags] : symbols) {
+      llvm::StringRef s = *name;
+      unsigned n = 0;
+      if (!s.consume_front("poptorch_host_kernel_") ||
+          s.consumeInteger(10, n) || n >= kMaxHostKernelArgs)
+        continue;
+      found[name] = {llvm::orc::ExecutorAddr::fromPtr(hostKernelEntries()[n]),
+                     llvm::JITSymbolFlags::Exported};
+    }
+    if (found.empty())
+      return llvm::Error::success();
+    return jd.define(llvm::orc::absoluteSymbols(std::move(found)));
+  }
+};
 
 /// The runtime functions compiled programs call, by symbol name: the async
 /// runtime API (TaskRuntime.cpp), the buffer pool and poptorch's own.
@@ -1209,6 +1273,7 @@ public:
     if (!process)
       return fail(process.takeError());
     jd.addGenerator(std::move(*process));
+    jd.addGenerator(std::make_unique<HostKernelSymbols>());
     for (const std::string &object : objects)
       if (auto err = loaded->addObjectFile(
               llvm::MemoryBuffer::getMemBufferCopy(object, name)))
@@ -1256,10 +1321,15 @@ public:
       descPtrs[i] = descs[i].data();
       args[i] = &descPtrs[i];
     }
+    gHostKernelFailed = false;
     if (tasks)
       runOnTeam(entryPoint, args.data());
     else
       entryPoint(args.data());
+    if (gHostKernelFailed.exchange(false)) {
+      std::lock_guard<std::mutex> lock(gHostKernelFailureMutex);
+      throw CompileError(gHostKernelFailure);
+    }
   }
 
   const std::vector<std::pair<std::string, std::string>> &
@@ -1404,6 +1474,16 @@ void releaseAllPrograms() {
   std::lock_guard<std::mutex> lock(registryMutex());
   for (JitProgram *p : liveProgramsSet())
     p->release();
+}
+
+void setHostKernelRunner(HostKernelRunner runner) {
+  gHostKernelRunner = runner;
+}
+
+void hostKernelFailed(const std::string &message) {
+  std::lock_guard<std::mutex> lock(gHostKernelFailureMutex);
+  if (!gHostKernelFailed.exchange(true))
+    gHostKernelFailure = message;
 }
 
 } // namespace poptorch_bridge

@@ -283,6 +283,7 @@ _STATUS_TEXT = {
     "captured": "lowered",
     "host": "host (constant, evaluated at trace time)",
     "read": "value read while tracing (guarded)",
+    "host_kernel": "host kernel (PyTorch's CPU kernel, run by the program)",
     "random": "random",
     "unsupported": "unsupported",
     "poisoned": "skipped",

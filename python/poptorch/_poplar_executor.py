@@ -67,7 +67,8 @@ class PoplarExecutor:
         with meta_memo(self._options._values["executable_cache_dir"]):
             graph = trace(self._user_model, *micro_args,
                           source_location_excludes=self._options._values["source_location_excludes"],
-                          execution_strategy=self._options.execution_strategy, **micro_kwargs)
+                          execution_strategy=self._options.execution_strategy,
+                          host_kernels=self._options._values["host_kernels"], **micro_kwargs)
         return graph.compile(self._options)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

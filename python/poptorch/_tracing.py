@@ -11,9 +11,11 @@ buffer (or the caller's input tensor).
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import gc
 import os
+import re
 import sys
 import time
 import warnings
@@ -91,6 +93,8 @@ class Guard:
     expected: torch.Tensor
     what: str
     location: str
+    # A result shape that the program's host kernel checks (``expected``: the sizes).
+    in_program: bool = False
 
     def holds(self, observed: torch.Tensor) -> bool:
         """Whether a call's value (one per micro-batch when batched) is the traced one."""
@@ -101,9 +105,10 @@ class Guard:
         return torch.equal(observed, expected)
 
     def describe(self, observed: torch.Tensor | None = None) -> str:
-        text = f"{_value_text(self.expected)} read by {self.what} at {self.location}"
+        show = (lambda t: str(list(t.shape))) if self.in_program else _value_text
+        text = f"{show(self.expected)} read by {self.what} at {self.location}"
         if observed is not None:
-            text += f" is {_value_text(observed)} for these inputs"
+            text += f" is {show(observed)} for these inputs"
         return text
 
 
@@ -211,6 +216,98 @@ def _eager_compatible_tracing() -> Any:
                 delattr(torch.Tensor, name)
             else:
                 setattr(torch.Tensor, name, fn)
+
+
+_HOST_KERNELS_WARNED: set[str] = set()
+
+
+def _warn_host_kernels(tracer: Any) -> None:
+    """One warning per process for each op that runs as a host kernel."""
+    for name, file, line in tracer.host_kernel_ops:
+        if name not in _HOST_KERNELS_WARNED:
+            _HOST_KERNELS_WARNED.add(name)
+            logger.warning("poptorch: %s at %s:%s has no lowering: it runs as PyTorch's CPU "
+                           "kernel inside the compiled program (Options().hostKernels(False) "
+                           "makes this an error)", name, file, line)
+
+
+def _tensors_held_by(obj: Any) -> list[torch.Tensor]:
+    """The tensors an output object holds in its attributes, lists, tuples and dicts
+    (a transformers ``Cache``: its layers' keys and values), in a fixed order."""
+    found: list[torch.Tensor] = []
+    seen: set[int] = set()
+
+    def walk(x: Any, depth: int) -> None:
+        if isinstance(x, torch.Tensor):
+            if id(x) not in seen:
+                seen.add(id(x))
+                found.append(x)
+            return
+        if depth > 8 or id(x) in seen or isinstance(
+                x, (str, bytes, int, float, bool, type, torch.nn.Module, torch.dtype,
+                    torch.device)) or x is None or callable(x):
+            return
+        seen.add(id(x))
+        if isinstance(x, dict):
+            for v in x.values():
+                walk(v, depth + 1)
+        elif isinstance(x, (list, tuple, set, frozenset)):
+            for v in x:
+                walk(v, depth + 1)
+        elif hasattr(x, "__dict__"):
+            for v in vars(x).values():
+                walk(v, depth + 1)
+
+    walk(obj, 0)
+    return found
+
+
+class _Rebuild:
+    """How an output object holding tensors is made again on every call: a copy of the
+    traced object with each of its tensors replaced by the call's (identity-compared)."""
+
+    def __init__(self, obj: Any, tensors: list[torch.Tensor]) -> None:
+        # While tracing, unflattening keeps the node (functionalization unwraps its
+        # tensors through it); once traced, it makes the object.
+        self.live = False
+        self.slots = [object() for _ in tensors]
+        self.template = copy.deepcopy(obj, {id(t): s for t, s in zip(tensors, self.slots,
+                                                                      strict=True)})
+
+    def __call__(self, tensors: list[torch.Tensor]) -> Any:
+        return copy.deepcopy(self.template, {id(s): t for s, t in zip(self.slots, tensors,
+                                                                       strict=True)})
+
+
+class _HeldTensors:
+    """An output leaf that holds tensors (see ``_expose_held_tensors``): a pytree node
+    whose children are those tensors."""
+
+    def __init__(self, tensors: list[torch.Tensor], rebuild: _Rebuild) -> None:
+        self.tensors, self.rebuild = tensors, rebuild
+
+
+pytree.register_pytree_node(
+    _HeldTensors, lambda h: (h.tensors, h.rebuild),
+    lambda tensors, rebuild: rebuild(list(tensors)) if rebuild.live
+    else _HeldTensors(list(tensors), rebuild))
+
+
+def _expose_held_tensors(out: Any, rebuilds: list[_Rebuild]) -> Any:
+    """Makes the tensors inside the model's non-tensor outputs (objects pytree does not
+    open, such as transformers' caches) outputs of the program; the object is rebuilt
+    around the call's tensors every time, as eager returns a new one every time.
+    Runs inside functionalization, which then unwraps those tensors too."""
+    def expose(x: Any) -> Any:
+        if isinstance(x, torch.Tensor):
+            return x
+        tensors = _tensors_held_by(x)
+        if not tensors:
+            return x
+        rebuilds.append(_Rebuild(x, tensors))
+        return _HeldTensors(tensors, rebuilds[-1])
+
+    return pytree.tree_map(expose, out)
 
 
 def _source_excludes(extra: Sequence[str] = ()) -> list[str]:
@@ -413,6 +510,7 @@ def trace(
     *args: Any,
     source_location_excludes: Sequence[str] = (),
     execution_strategy: Any = None,
+    host_kernels: bool = True,
     **kwargs: Any,
 ) -> TracedGraph:
     """Traces ``model(*args, **kwargs)`` into a :class:`TracedGraph`.
@@ -430,7 +528,7 @@ def trace(
     gc.disable()
     try:
         graph = _trace(model, args, kwargs, source_location_excludes, execution_strategy, start,
-                       default_ipu=False)
+                       default_ipu=False, host_kernels=host_kernels)
         if not torch.equal(cpu_rng, torch.default_generator.get_state()):
             # A factory function without a device (torch.rand(n), torch.empty(n).normal_())
             # drew from the CPU generator while tracing: those numbers would be baked into
@@ -440,7 +538,7 @@ def trace(
                         "without device=); tracing again with the ipu as the default device")
             torch.default_generator.set_state(cpu_rng)
             graph = _trace(model, args, kwargs, source_location_excludes, execution_strategy,
-                           start, default_ipu=True)
+                           start, default_ipu=True, host_kernels=host_kernels)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -449,12 +547,13 @@ def trace(
 
 def _trace(model: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any],
            source_location_excludes: Sequence[str], execution_strategy: Any, start: float,
-           default_ipu: bool) -> TracedGraph:
+           default_ipu: bool, host_kernels: bool = True) -> TracedGraph:
     signature = Signature.of(args, kwargs)
     leaves, treespec = pytree.tree_flatten((tuple(args), dict(kwargs)))
 
     tracer = _C.Tracer(_source_excludes(source_location_excludes))
     tracer.set_evaluator(_evaluate)
+    tracer.set_host_kernels(host_kernels)
     from . import _debug
 
     _debug.tracer_created(tracer)
@@ -497,13 +596,17 @@ def _trace(model: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any
 
     # Parameters and buffers are arguments of the functionalized function so
     # that functionalization sees (and writes back) their mutations.
+    rebuilds: list[_Rebuild] = []
+
     def run(*flat: Any) -> Any:
         n = len(leaves)
         call_args, call_kwargs = pytree.tree_unflatten(list(flat[:n]), treespec)
         if isinstance(model, torch.nn.Module):
             swapped = dict(zip(state_names, flat[n:], strict=True))
-            return torch.func.functional_call(model, swapped, call_args, call_kwargs)
-        return model(*call_args, **call_kwargs)
+            out = torch.func.functional_call(model, swapped, call_args, call_kwargs)
+        else:
+            out = model(*call_args, **call_kwargs)
+        return _expose_held_tensors(out, rebuilds)
 
     tracer.activate()
     _helpers._tracing_depth += 1
@@ -515,6 +618,8 @@ def _trace(model: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any
             out = torch.func.functionalize(run, remove="mutations_and_views")(
                 *ipu_leaves, *state.values())
         out_leaves, out_treespec = pytree.tree_flatten(out)
+        for rebuild in rebuilds:
+            rebuild.live = True
         tensors = [x for x in out_leaves if isinstance(x, torch.Tensor)]
         num_output_results, output_results = tracer.finish(tensors)
     except RuntimeError as e:
@@ -552,6 +657,7 @@ def _trace(model: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any
     )
     for g in graph.guards:
         logger.info("poptorch: the program is specialised on %s", g.describe())
+    _warn_host_kernels(tracer)
     graph.blocks = placements
     _debug.graph_traced(graph, model, tracer)
     return graph
@@ -777,7 +883,7 @@ class Executable:
             # most of the per-call host overhead of a small model).
             outputs = [torch.empty(shape, dtype=dtype) for shape, dtype in self._result_specs]
             copied = time.perf_counter()
-            self._program.run(inputs + self._device_state, outputs)
+            self._run_program(self._program.run, inputs + self._device_state, outputs)
             ran = time.perf_counter()
             if graph.guards:
                 self._check_guards(inputs, [outputs])
@@ -807,9 +913,9 @@ class Executable:
             runs_out.append(run_out)
         copied = time.perf_counter()
         if replicas == 1:
-            self._program.run(runs_in[0], runs_out[0])
+            self._run_program(self._program.run, runs_in[0], runs_out[0])
         else:
-            self._program.run_replicas(runs_in, runs_out)
+            self._run_program(self._program.run_replicas, runs_in, runs_out)
         ran = time.perf_counter()
         if graph.guards:
             self._check_guards(inputs, runs_out)  # before anything is written back
@@ -831,6 +937,8 @@ class Executable:
         n_inputs = self.graph.num_inputs
         layouts = None
         for guard in self.graph.guards:
+            if guard.in_program:
+                continue  # see _run_program
             if guard.result >= 0:
                 observed = [out[guard.result] for out in runs_out]
             elif guard.argument < n_inputs:
@@ -848,6 +956,31 @@ class Executable:
                         "poptorch.inferenceModel compiles a variant for such inputs; a "
                         "program from poptorch.trace must be traced again for them.",
                         guard, value)
+
+    def _run_program(self, run: Callable[..., None], *args: Any) -> None:
+        """Runs the program; a host kernel whose result shape (data-dependent) differs
+        from the traced one is a GuardFailedError, like any other guard."""
+        try:
+            run(*args)
+        except errors.CompileError as e:
+            text = str(e)
+            if "guard failed)" not in text:
+                raise
+            for guard in self.graph.guards:
+                op = guard.what.rsplit(" of ", 1)[-1]
+                index = guard.what.split(" of result ", 1)[-1].split(" ", 1)[0]
+                if guard.in_program and f"host kernel {op}" in text \
+                        and f"result {index} has shape" in text:
+                    found = re.search(r"has shape \[([^\]]*)\]", text)
+                    sizes = [int(v) for v in found.group(1).split(",") if v.strip()] \
+                        if found else []
+                    observed = torch.empty(sizes, dtype=guard.expected.dtype)
+                    raise errors.GuardFailedError(
+                        f"poptorch: the program was specialised on {guard.describe(observed)}. "
+                        "poptorch.inferenceModel compiles a variant for such inputs; a "
+                        "program from poptorch.trace must be traced again for them.",
+                        guard, observed) from None
+            raise
 
     def adopt_state(self, other: Executable) -> None:
         """Shares ``other``'s device copies of the parameters and buffers (another variant

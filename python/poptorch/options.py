@@ -407,6 +407,7 @@ class Options(_OptionGroup):
             mlir_dump_dir=os.environ.get("POPTORCH_MLIR_DUMP_DIR") or None,
             golden_bisect=os.environ.get("POPTORCH_GOLDEN_BISECT") or None,
             source_location_excludes=[],
+            host_kernels=True,
             input_group_size=None,
             input_group_type=None,
             auto_round_num_ipus=False,
@@ -563,6 +564,13 @@ class Options(_OptionGroup):
     def sourceLocationExcludes(self, excludes: list[str]) -> Options:
         """Frames whose file name contains one of these strings are skipped in source locations."""
         self._values["source_location_excludes"] = expect_str_list("sourceLocationExcludes", excludes)
+        return self
+
+    def hostKernels(self, enabled: bool = True) -> Options:
+        """Whether aten ops without a lowering run as PyTorch's CPU kernels inside the
+        compiled program (the default; each op's first use logs a warning) or are reported
+        as unsupported, for native code only (poptorch extension). See docs/ops.md."""
+        self._values["host_kernels"] = expect_bool("hostKernels", enabled)
         return self
 
     def appendToLocationExcludes(self, *excludes: str) -> Options:

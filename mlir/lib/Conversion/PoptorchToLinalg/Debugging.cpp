@@ -45,31 +45,11 @@ struct PrintTensorLowering : OpConversionPattern<PrintTensorOp> {
     auto dataType = UnrankedMemRefType::get(elem, 0);
     auto titleType = UnrankedMemRefType::get(i8, 0);
 
-    // The title: a constant global per distinct title.
-    std::string title = op.getTitle().str();
-    SmallVector<int8_t> bytes(title.begin(), title.end());
-    bytes.push_back(0);
-    auto titleMemRef =
-        MemRefType::get({static_cast<int64_t>(bytes.size())}, i8);
-    auto titleValue = DenseElementsAttr::get(
-        RankedTensorType::get(titleMemRef.getShape(), i8), ArrayRef(bytes));
-    std::string globalName;
-    for (int n = 0;; ++n) {
-      globalName = "__poptorch_print_title_" + std::to_string(n);
-      auto existing = module.lookupSymbol<memref::GlobalOp>(globalName);
-      if (!existing)
-        break;
-      if (existing.getInitialValueAttr() == titleValue)
-        break;
-    }
+    Value titleArg = stringConstant(rewriter, loc, module,
+                                    "__poptorch_print_title_", op.getTitle());
     {
       OpBuilder::InsertionGuard guard(rewriter);
       rewriter.setInsertionPointToStart(module.getBody());
-      if (!module.lookupSymbol(globalName))
-        memref::GlobalOp::create(rewriter, loc, globalName,
-                                 rewriter.getStringAttr("private"), titleMemRef,
-                                 titleValue, /*constant=*/true,
-                                 /*alignment=*/IntegerAttr());
       if (!module.lookupSymbol(callee)) {
         auto fn = func::FuncOp::create(
             rewriter, loc, callee,
@@ -87,10 +67,6 @@ struct PrintTensorLowering : OpConversionPattern<PrintTensorOp> {
     Value buffer = bufferization::ToBufferOp::create(rewriter, loc, viewType,
                                                      input, /*readOnly=*/true);
     Value data = memref::CastOp::create(rewriter, loc, dataType, buffer);
-    Value titleBuffer =
-        memref::GetGlobalOp::create(rewriter, loc, titleMemRef, globalName);
-    Value titleArg =
-        memref::CastOp::create(rewriter, loc, titleType, titleBuffer);
     func::CallOp::create(rewriter, loc, callee, TypeRange{},
                          ValueRange{data, titleArg});
     rewriter.replaceOp(op, input);
@@ -99,6 +75,34 @@ struct PrintTensorLowering : OpConversionPattern<PrintTensorOp> {
 };
 
 } // namespace
+
+Value mlir::poptorch::stringConstant(OpBuilder &b, Location loc,
+                                     ModuleOp module, StringRef prefix,
+                                     StringRef text) {
+  MLIRContext *ctx = b.getContext();
+  auto i8 = IntegerType::get(ctx, 8);
+  SmallVector<int8_t> bytes(text.begin(), text.end());
+  bytes.push_back(0);
+  auto type = MemRefType::get({static_cast<int64_t>(bytes.size())}, i8);
+  auto value = DenseElementsAttr::get(
+      RankedTensorType::get(type.getShape(), i8), ArrayRef(bytes));
+  std::string name;
+  for (int n = 0;; ++n) {
+    name = prefix.str() + std::to_string(n);
+    auto existing = module.lookupSymbol<memref::GlobalOp>(name);
+    if (!existing || existing.getInitialValueAttr() == value)
+      break;
+  }
+  if (!module.lookupSymbol(name)) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    memref::GlobalOp::create(b, loc, name, b.getStringAttr("private"), type,
+                             value, /*constant=*/true,
+                             /*alignment=*/IntegerAttr());
+  }
+  Value buffer = memref::GetGlobalOp::create(b, loc, type, name);
+  return memref::CastOp::create(b, loc, UnrankedMemRefType::get(i8, 0), buffer);
+}
 
 void mlir::poptorch::populateDebuggingPatterns(RewritePatternSet &patterns) {
   patterns.add<PrintTensorLowering>(patterns.getContext());

@@ -146,6 +146,12 @@ void populateDataMovementPatterns(RewritePatternSet &patterns);
 void populateIndexingPatterns(RewritePatternSet &patterns);
 void populateResamplePatterns(RewritePatternSet &patterns);
 void populateDebuggingPatterns(RewritePatternSet &patterns);
+void populateHostKernelPatterns(RewritePatternSet &patterns);
+
+/// A NUL-terminated constant global holding `text` (one per distinct text,
+/// named `prefix` + n) as a memref<*xi8>, for the runtime's functions.
+Value stringConstant(OpBuilder &b, Location loc, ModuleOp module,
+                     StringRef prefix, StringRef text);
 
 /// The rewrites of `poptorch-decompose` (defined in
 /// lib/Transforms/Decompose.cpp); the lowering runs them first so that it

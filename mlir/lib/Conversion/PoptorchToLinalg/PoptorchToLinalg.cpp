@@ -53,6 +53,7 @@ struct ConvertPoptorchToLinalgPass
     populateIndexingPatterns(patterns);
     populateResamplePatterns(patterns);
     populateDebuggingPatterns(patterns);
+    populateHostKernelPatterns(patterns);
 
     // Our patterns already said why an op cannot be lowered; drop the
     // driver's generic follow-up error at the same location.

@@ -813,6 +813,25 @@ def Poptorch_PrintTensorOp : Poptorch_Op<"print_tensor",
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
+// ---- ops without a lowering: PyTorch's own CPU kernel, called when the program runs
+
+def Poptorch_HostKernelOp : Poptorch_Op<"host_kernel", [Pure]> {
+  let summary = "an aten op computed by PyTorch's CPU kernel when the program runs";
+  let description = [{
+    The capture's answer to an aten op that has no lowering (poptorch.explain
+    and docs/ops.md list them as "host kernel"). `call` describes the call:
+    the operator and its arguments, each tensor argument an index into
+    `inputs` (csrc/HostKernels.h has the format). Lowered to a call of the
+    runtime's `poptorch_host_kernel_<n>` with the description, a read-only
+    view of each input's buffer and a fresh buffer per result; the runtime
+    runs the op on CPU tensors over those buffers and copies its results
+    into them. Shapes and dtypes are static (the capture's Meta results).
+  }];
+  let arguments = (ins Variadic<Poptorch_Tensor>:$inputs, StrAttr:$op, StrAttr:$call);
+  let results = (outs Variadic<Poptorch_Tensor>:$results);
+  let assemblyFormat = "$op `(` $inputs `)` attr-dict `:` functional-type($inputs, $results)";
+}
+
 //===----------------------------------------------------------------------===//
 // nn-linalg (round 2) (ops-a family): composite nn and linear-algebra ops,
 // decomposed by poptorch-decompose (mlir/lib/Transforms/DecomposeNnLinalg.cpp)
