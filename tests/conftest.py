@@ -52,6 +52,17 @@ def assert_matches(actual: Any, expected: Any, *, name: str | None = None,
     return err
 
 
+class Fn(torch.nn.Module):
+    """A function as a module, for poptorch.inferenceModel."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args: Any) -> Any:
+        return self.fn(*args)
+
+
 def compiled(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Traces, compiles and runs ``fn`` once through ``trace().compile()``."""
     return poptorch.trace(fn, *args, **kwargs).compile()(*args, **kwargs)

@@ -14,21 +14,13 @@ import re
 
 import pytest
 import torch
-from conftest import assert_matches
+from conftest import Fn, assert_matches
 
 import poptorch
 from poptorch import errors
 
 THIS_FILE = __file__.rsplit("/", 1)[-1]
 
-
-class Fn(torch.nn.Module):
-    def __init__(self, fn) -> None:
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *args):
-        return self.fn(*args)
 
 
 def branchy(x):

@@ -7,19 +7,10 @@ import logging
 
 import pytest
 import torch
-from conftest import assert_matches
+from conftest import Fn, assert_matches
 
 import poptorch
 from poptorch import _tracing
-
-
-class Fn(torch.nn.Module):
-    def __init__(self, fn) -> None:
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *args):
-        return self.fn(*args)
 
 
 def spd(n: int, batch: tuple[int, ...] = ()) -> torch.Tensor:

@@ -12,20 +12,13 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
+from conftest import Fn
 from opsuite import dtypes
 
 import poptorch
 
 N = 200_000  # 4.5 sigma of a unit-variance mean is 0.01
 
-
-class Fn(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *args):
-        return self.fn(*args)
 
 
 def run(fn, *args, seed=1234):

@@ -12,18 +12,9 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import assert_matches
+from conftest import Fn, assert_matches
 
 import poptorch
-
-
-class Fn(torch.nn.Module):
-    def __init__(self, fn) -> None:
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *args):
-        return self.fn(*args)
 
 
 def run_twice(fn, *args) -> None:
