@@ -104,6 +104,13 @@ class Guard:
             return bool((observed == expected).all()) and observed.dtype == expected.dtype
         return torch.equal(observed, expected)
 
+    def failure(self, observed: torch.Tensor) -> errors.GuardFailedError:
+        """The error of a call whose inputs give ``observed``."""
+        return errors.GuardFailedError(
+            f"poptorch: the program was specialised on {self.describe(observed)}. "
+            "poptorch.inferenceModel compiles a variant for such inputs; a "
+            "program from poptorch.trace must be traced again for them.", self, observed)
+
     def describe(self, observed: torch.Tensor | None = None) -> str:
         show = (lambda t: str(list(t.shape))) if self.in_program else _value_text
         text = f"{show(self.expected)} read by {self.what} at {self.location}"
@@ -951,11 +958,7 @@ class Executable:
                             if i < len(state) else self._random_state]
             for value in observed:
                 if not guard.holds(value):
-                    raise errors.GuardFailedError(
-                        f"poptorch: the program was specialised on {guard.describe(value)}. "
-                        "poptorch.inferenceModel compiles a variant for such inputs; a "
-                        "program from poptorch.trace must be traced again for them.",
-                        guard, value)
+                    raise guard.failure(value)
 
     def _run_program(self, run: Callable[..., None], *args: Any) -> None:
         """Runs the program; a host kernel whose result shape (data-dependent) differs
@@ -974,12 +977,8 @@ class Executable:
                     found = re.search(r"has shape \[([^\]]*)\]", text)
                     sizes = [int(v) for v in found.group(1).split(",") if v.strip()] \
                         if found else []
-                    observed = torch.empty(sizes, dtype=guard.expected.dtype)
-                    raise errors.GuardFailedError(
-                        f"poptorch: the program was specialised on {guard.describe(observed)}. "
-                        "poptorch.inferenceModel compiles a variant for such inputs; a "
-                        "program from poptorch.trace must be traced again for them.",
-                        guard, observed) from None
+                    raise guard.failure(torch.empty(sizes, dtype=guard.expected.dtype)) \
+                        from None
             raise
 
     def adopt_state(self, other: Executable) -> None:
