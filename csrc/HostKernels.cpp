@@ -12,7 +12,6 @@
 #include "bridge/Bridge.h"
 
 #include <ATen/core/dispatch/Dispatcher.h>
-#include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -324,15 +323,8 @@ void runHostKernel(int64_t n, const intptr_t *words) {
     name = k.name;
     if (n != static_cast<int64_t>(1 + k.in.size() + k.out.size()))
       throw std::runtime_error("called with " + std::to_string(n) + " buffers");
-    // Plain CPU ops, whatever the calling thread is doing (a program run
-    // while tracing computes values inside functionalization).
-    c10::impl::ExcludeDispatchKeyGuard plain(c10::DispatchKeySet(
-        {c10::DispatchKey::Functionalize,
-         c10::DispatchKey::FuncTorchDynamicLayerFrontMode,
-         c10::DispatchKey::FuncTorchDynamicLayerBackMode,
-         c10::DispatchKey::Python, c10::DispatchKey::PythonTLSSnapshot,
-         c10::DispatchKey::PreDispatch}));
-    c10::InferenceMode inference;
+    // A program run while tracing computes values inside functionalization.
+    PlainCpuDispatch plain;
     std::vector<at::Tensor> inputs;
     for (size_t i = 0; i < k.in.size(); ++i)
       inputs.push_back(tensorOver(words[2 + 2 * i], words[3 + 2 * i], k.in[i]));

@@ -20,6 +20,8 @@
 
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/InferenceMode.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <optional>
 #include <string>
@@ -38,6 +40,23 @@ std::optional<HostKernelCall>
 describeHostKernel(const c10::OperatorHandle &op,
                    const std::vector<c10::IValue> &args,
                    const std::vector<c10::IValue> &results, std::string &why);
+
+/// While alive, ops on CPU tensors run their CPU kernels directly, whatever
+/// the thread is doing (inside functionalization while tracing, say).
+class PlainCpuDispatch {
+public:
+  PlainCpuDispatch()
+      : exclude(c10::DispatchKeySet(
+            {c10::DispatchKey::Functionalize,
+             c10::DispatchKey::FuncTorchDynamicLayerFrontMode,
+             c10::DispatchKey::FuncTorchDynamicLayerBackMode,
+             c10::DispatchKey::Python, c10::DispatchKey::PythonTLSSnapshot,
+             c10::DispatchKey::PreDispatch})) {}
+
+private:
+  c10::impl::ExcludeDispatchKeyGuard exclude;
+  c10::InferenceMode inference;
+};
 
 /// Registers the runtime with the bridge (once, at module import).
 void registerHostKernelRuntime();

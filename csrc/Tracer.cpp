@@ -164,6 +164,16 @@ c10::Scalar wrappedNumberValue(const at::Tensor &t) {
   }
 }
 
+/// Whether `op` with these arguments is `_to_copy` to a device other than the
+/// ipu (Tensor.cpu(), .tolist(), printing).
+template <typename It>
+bool copiesToHost(const c10::OperatorHandle &op, It args) {
+  if (op.schema().name() != "aten::_to_copy")
+    return false;
+  const c10::IValue &device = args[3];
+  return device.isDevice() && device.toDevice().type() != c10::DeviceType::IPU;
+}
+
 template <typename Fn> void forEachTensor(const c10::IValue &v, Fn &&fn) {
   if (v.isTensor()) {
     fn(v.toTensor());
@@ -471,10 +481,7 @@ Tracer::shapesFromValues(const c10::OperatorHandle &op,
       return isIpu(t) ? evaluate(t, opName) : t;
     }));
   {
-    c10::impl::ExcludeDispatchKeyGuard plain(
-        c10::DispatchKeySet({c10::DispatchKey::Functionalize,
-                             c10::DispatchKey::FuncTorchDynamicLayerFrontMode,
-                             c10::DispatchKey::FuncTorchDynamicLayerBackMode}));
+    PlainCpuDispatch plain;
     try {
       op.callBoxed(&stack);
     } catch (const c10::Error &e) {
@@ -758,12 +765,7 @@ void Tracer::foldOnHost(const c10::OperatorHandle &op,
                         torch::jit::Stack *stack) {
   const auto &schemaArgs = op.schema().arguments();
   size_t nargs = schemaArgs.size();
-  bool hostDevice = false;
-  if (op.schema().name() == "aten::_to_copy") {
-    const c10::IValue &device = *(stack->end() - nargs + 3);
-    hostDevice =
-        device.isDevice() && device.toDevice().type() != c10::DeviceType::IPU;
-  }
+  bool hostDevice = copiesToHost(op, stack->end() - nargs);
   std::vector<at::Tensor> ipuInputs;
   // Tensors the op writes (in-place self, out=) run on a CPU copy: an out=
   // kernel may resize its output (arange.out, linspace.out), which the
@@ -843,8 +845,7 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
   if (!anyTraced && !random)
     return foldOnHost(op, stack);
 
-  if (schema.name() == "aten::_to_copy" && args[3].isDevice() &&
-      args[3].toDevice().type() != c10::DeviceType::IPU) {
+  if (copiesToHost(op, args.begin())) {
     // Tensor.cpu(), .tolist(), .numpy(), printing: the tensor's value for
     // these inputs, guarded; the copy itself then runs on the host.
     readValue(args[0].toTensor(),

@@ -58,15 +58,7 @@ struct PrintTensorLowering : OpConversionPattern<PrintTensorOp> {
       }
     }
 
-    // A read-only view of the input's buffer, any layout.
-    int64_t rank = type.getRank();
-    auto layout = StridedLayoutAttr::get(
-        ctx, ShapedType::kDynamic,
-        SmallVector<int64_t>(rank, ShapedType::kDynamic));
-    auto viewType = MemRefType::get(type.getShape(), elem, layout);
-    Value buffer = bufferization::ToBufferOp::create(rewriter, loc, viewType,
-                                                     input, /*readOnly=*/true);
-    Value data = memref::CastOp::create(rewriter, loc, dataType, buffer);
+    Value data = readOnlyBuffer(rewriter, loc, input);
     func::CallOp::create(rewriter, loc, callee, TypeRange{},
                          ValueRange{data, titleArg});
     rewriter.replaceOp(op, input);
@@ -102,6 +94,18 @@ Value mlir::poptorch::stringConstant(OpBuilder &b, Location loc,
   }
   Value buffer = memref::GetGlobalOp::create(b, loc, type, name);
   return memref::CastOp::create(b, loc, UnrankedMemRefType::get(i8, 0), buffer);
+}
+
+Value mlir::poptorch::readOnlyBuffer(OpBuilder &b, Location loc, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  auto layout = StridedLayoutAttr::get(
+      b.getContext(), ShapedType::kDynamic,
+      SmallVector<int64_t>(type.getRank(), ShapedType::kDynamic));
+  auto view = MemRefType::get(type.getShape(), type.getElementType(), layout);
+  Value buffer = bufferization::ToBufferOp::create(b, loc, view, tensor,
+                                                   /*readOnly=*/true);
+  return memref::CastOp::create(
+      b, loc, UnrankedMemRefType::get(type.getElementType(), 0), buffer);
 }
 
 void mlir::poptorch::populateDebuggingPatterns(RewritePatternSet &patterns) {

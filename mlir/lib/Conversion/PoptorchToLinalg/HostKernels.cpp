@@ -30,24 +30,12 @@ struct HostKernelLowering : OpConversionPattern<HostKernelOp> {
   matchAndRewrite(HostKernelOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    MLIRContext *ctx = op.getContext();
     auto module = op->getParentOfType<ModuleOp>();
 
     SmallVector<Value> args{stringConstant(
         rewriter, loc, module, "__poptorch_host_kernel_call_", op.getCall())};
-    for (Value input : adaptor.getInputs()) {
-      auto type = getTensorType(input);
-      auto layout = StridedLayoutAttr::get(
-          ctx, ShapedType::kDynamic,
-          SmallVector<int64_t>(type.getRank(), ShapedType::kDynamic));
-      auto view =
-          MemRefType::get(type.getShape(), type.getElementType(), layout);
-      Value buffer = bufferization::ToBufferOp::create(
-          rewriter, loc, view, input, /*readOnly=*/true);
-      args.push_back(memref::CastOp::create(
-          rewriter, loc, UnrankedMemRefType::get(type.getElementType(), 0),
-          buffer));
-    }
+    for (Value input : adaptor.getInputs())
+      args.push_back(readOnlyBuffer(rewriter, loc, input));
     SmallVector<Value> buffers;
     for (Type t : op.getResultTypes()) {
       auto type = cast<RankedTensorType>(t);

@@ -148,6 +148,10 @@ void populateResamplePatterns(RewritePatternSet &patterns);
 void populateDebuggingPatterns(RewritePatternSet &patterns);
 void populateHostKernelPatterns(RewritePatternSet &patterns);
 
+/// A read-only view of a tensor's buffer in whatever layout it has, as an
+/// unranked memref, for the runtime's functions.
+Value readOnlyBuffer(OpBuilder &b, Location loc, Value tensor);
+
 /// A NUL-terminated constant global holding `text` (one per distinct text,
 /// named `prefix` + n) as a memref<*xi8>, for the runtime's functions.
 Value stringConstant(OpBuilder &b, Location loc, ModuleOp module,
