@@ -8,12 +8,20 @@
 #include "bridge/BufferPool.h"
 #include "bridge/TaskRuntime.h"
 
+#include "llvm/Support/ErrorHandling.h"
+
 #include <torch/csrc/jit/python/pybind_utils.h>
 #include <torch/extension.h>
 
 #include <ATen/Parallel.h>
 
+#include <pthread.h>
+
+#include <atomic>
+#include <chrono>
+#include <cxxabi.h>
 #include <exception>
+#include <thread>
 
 namespace py = pybind11;
 using namespace poptorch;
@@ -29,6 +37,55 @@ void runOnTorchThreads(poptorch_bridge::TeamBody body, void *context) {
   at::parallel_for(
       0, at::get_num_threads(), 1,
       [&](int64_t begin, int64_t end) { body(context, begin, end); });
+}
+
+/// PyThread_get_thread_ident() of the main thread.
+unsigned long gMainThread = 0;
+
+/// Runs `fn` without the GIL, for another Python thread to run meanwhile.
+///
+/// Not py::gil_scoped_release: its destructor takes the GIL back, and a
+/// daemon thread taking the GIL while the interpreter exits is ended there
+/// by pthread_exit, whose unwinding out of a destructor (noexcept) aborts the
+/// process ("terminate called without an active exception"). A call that
+/// returns while the interpreter is exiting parks its thread instead, as
+/// Python 3.14 does with daemon threads; exit() ends it with the process.
+/// So does a call of another thread than the main one that finds its program
+/// released by the exit (poptorch's atexit handler, releaseAllPrograms).
+template <typename Fn> void withoutGil(Fn &&fn) {
+  PyThreadState *state = PyEval_SaveThread();
+  std::exception_ptr error;
+  bool exiting = false;
+  try {
+    fn();
+  } catch (abi::__forced_unwind &) {
+    throw;
+  } catch (const poptorch_bridge::ProgramReleased &) {
+    exiting = PyThread_get_thread_ident() != gMainThread;
+    error = std::current_exception();
+  } catch (...) {
+    error = std::current_exception();
+  }
+#if PY_VERSION_HEX >= 0x030D0000
+  exiting = exiting || Py_IsFinalizing();
+#else
+  exiting = exiting || _Py_IsFinalizing();
+#endif
+  while (exiting)
+    std::this_thread::sleep_for(std::chrono::hours(1));
+  PyEval_RestoreThread(state);
+  if (error)
+    std::rethrow_exception(error);
+}
+
+/// A forked child has only the thread that forked: the parent's OpenMP team
+/// is gone, and a parallel region there waits for it forever (torch's own ops
+/// too, unless the child calls torch.set_num_threads(1)). In a child, program
+/// calls run on the calling thread alone.
+std::atomic<bool> gForkedChild{false};
+void runAloneInForkedChild() {
+  gForkedChild = true;
+  poptorch_bridge::setTeamRunner(nullptr);
 }
 
 BufferRef bufferOf(const at::Tensor &t) {
@@ -82,10 +139,7 @@ public:
       outputs.push_back(at::empty(shape, at::TensorOptions().dtype(dtype)));
       out.push_back(BufferRef{outputs.back().data_ptr(), shape});
     }
-    {
-      py::gil_scoped_release release;
-      program.run(in, out);
-    }
+    withoutGil([&] { program.run(in, out); });
     py::list list(outputs.size());
     for (size_t i = 0; i < outputs.size(); ++i)
       list[i] = py::reinterpret_steal<py::object>(
@@ -123,7 +177,13 @@ PYBIND11_MODULE(_C, m) {
       PyErr_SetString(compileError, error.what());
     }
   });
+  poptorch_bridge::installFatalErrorHandlers();
   poptorch_bridge::setTeamRunner(&runOnTorchThreads);
+  gMainThread = py::module_::import("threading")
+                    .attr("main_thread")()
+                    .attr("ident")
+                    .cast<unsigned long>();
+  pthread_atfork(nullptr, nullptr, &runAloneInForkedChild);
   registerHostKernelRuntime();
 
   py::class_<CallPlan>(m, "CallPlan").def("__call__", &CallPlan::call);
@@ -282,10 +342,7 @@ PYBIND11_MODULE(_C, m) {
             o.optLevel = optLevel;
             o.pipelineStages = pipelineStages;
             std::unique_ptr<Program> p;
-            {
-              py::gil_scoped_release release;
-              p = Program::compile(text, o);
-            }
+            withoutGil([&] { p = Program::compile(text, o); });
             return std::shared_ptr<Program>(std::move(p));
           },
           py::arg("module_text"), py::arg("dump_dir") = "",
@@ -300,8 +357,7 @@ PYBIND11_MODULE(_C, m) {
                in.push_back(bufferOf(t));
              for (const at::Tensor &t : outputs)
                out.push_back(bufferOf(t));
-             py::gil_scoped_release release;
-             p.run(in, out);
+             withoutGil([&] { p.run(in, out); });
            })
       // Replicas: one run per replica, spread over torch's intra-op thread
       // pool (no thread is created per call). The program is reentrant: it
@@ -333,18 +389,22 @@ PYBIND11_MODULE(_C, m) {
                for (const at::Tensor &t : outputs[r])
                  out[r].push_back(bufferOf(t));
              }
-             py::gil_scoped_release release;
              std::vector<std::exception_ptr> errors(in.size());
-             at::parallel_for(0, int64_t(in.size()), 1,
-                              [&](int64_t begin, int64_t end) {
-                                for (int64_t r = begin; r < end; ++r) {
-                                  try {
-                                    p.run(in[r], out[r]);
-                                  } catch (...) {
-                                    errors[r] = std::current_exception();
-                                  }
-                                }
-                              });
+             auto replicas = [&](int64_t begin, int64_t end) {
+               for (int64_t r = begin; r < end; ++r) {
+                 try {
+                   p.run(in[r], out[r]);
+                 } catch (...) {
+                   errors[r] = std::current_exception();
+                 }
+               }
+             };
+             withoutGil([&] {
+               if (gForkedChild)
+                 replicas(0, int64_t(in.size()));
+               else
+                 at::parallel_for(0, int64_t(in.size()), 1, replicas);
+             });
              for (std::exception_ptr &e : errors)
                if (e)
                  std::rethrow_exception(e);
@@ -371,6 +431,13 @@ PYBIND11_MODULE(_C, m) {
       });
 
   m.def("release_all_programs", &poptorch_bridge::releaseAllPrograms);
+  m.def(
+      "_report_llvm_fatal_error",
+      [](const std::string &reason) {
+        llvm::report_fatal_error(reason.c_str());
+      },
+      "Calls LLVM's report_fatal_error (for tests of the handler, see "
+      "installFatalErrorHandlers): raises CompileError.");
   m.def("pipeline_stages", &poptorch_bridge::pipelineStages);
   m.def("host_cpu", &poptorch_bridge::hostCpuDescription);
   m.def("buffer_pool_cached_bytes", &poptorch_bridge::bufferPoolCachedBytes,

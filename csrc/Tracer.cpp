@@ -102,7 +102,9 @@ const OpSpec *findSpec(const c10::OperatorName &name) {
   return it == index->end() ? nullptr : it->second;
 }
 
-Tracer *gCurrent = nullptr;
+// The tracer of this thread: threads trace independently, and ops a thread
+// runs eagerly on ipu tensors are never captured by another thread's trace.
+thread_local Tracer *gCurrent = nullptr;
 
 ElemType elemTypeOf(at::ScalarType t, const std::string &opName) {
   switch (t) {

@@ -87,7 +87,8 @@ using Evaluator = std::function<void(const std::string &module,
 void setTraceSink(std::function<void(const std::string &)> sink);
 
 /// One tracing session: every op dispatched to the ipu device while it is
-/// active is recorded into a GraphBuilder. Tracing is single-threaded.
+/// active is recorded into a GraphBuilder. A tracer is active on the thread
+/// that activated it, only: each thread traces its own model.
 class Tracer {
 public:
   explicit Tracer(std::vector<std::string> sourceExcludes);

@@ -10,6 +10,9 @@ compiled call of the suite also checks its inputs (``tests/conftest.py``).
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 import torch
 from conftest import Fn, assert_matches
@@ -188,3 +191,19 @@ def test_torch_check_while_tracing_is_a_poptorch_error():
 
     with pytest.raises(poptorch.errors.TraceError, match="Device"):
         poptorch.inferenceModel(Fn(f))(torch.randn(1, 1))
+
+
+def test_llvm_fatal_error_is_a_poptorch_error():
+    # LLVM's report_fatal_error (instruction selection, pass invariants) ends the
+    # process unless a handler is installed: here it is a CompileError, and the
+    # process (a child, in case it does not) goes on.
+    script = ("import poptorch\n"
+              "try:\n"
+              "    poptorch._C._report_llvm_fatal_error('no instruction for op')\n"
+              "except poptorch.errors.CompileError as e:\n"
+              "    print(e)\n"
+              "print('alive')\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:2] == ["LLVM fatal error: no instruction for op", "alive"]

@@ -69,6 +69,12 @@ struct CompileError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Raised by Program::run once releaseAllPrograms has run (interpreter exit).
+struct ProgramReleased : CompileError {
+  ProgramReleased()
+      : CompileError("the program was released (the interpreter is exiting)") {}
+};
+
 /// Builds the captured `func.func @main` of a `poptorch` dialect module.
 class GraphBuilder {
 public:
@@ -198,8 +204,15 @@ public:
 std::string hostCpuDescription();
 
 /// Releases every live JIT engine; called at interpreter exit so that no
-/// ExecutionEngine outlives LLVM's static destructors.
+/// ExecutionEngine outlives LLVM's static destructors. Calls in flight on
+/// other threads finish first; later calls throw ProgramReleased.
 void releaseAllPrograms();
+
+/// Makes LLVM's fatal errors (report_fatal_error: a failed instruction
+/// selection, a broken invariant of a pass) CompileErrors thrown where they
+/// happen, and its allocation failures std::bad_alloc, instead of ending the
+/// process. Installed once, when the extension loads.
+void installFatalErrorHandlers();
 
 /// poptorch.host_kernel's runtime (csrc/HostKernels.cpp): called by a
 /// running program with its `n` unranked memref arguments as 2n words
@@ -207,8 +220,9 @@ void releaseAllPrograms();
 /// results. Must not throw: it reports a failure with hostKernelFailed.
 using HostKernelRunner = void (*)(int64_t n, const intptr_t *words);
 void setHostKernelRunner(HostKernelRunner runner);
-/// Records that a host kernel failed during the current run; Program::run
-/// throws it (the first one) when the program returns.
+/// Records that a host kernel failed during the program call this thread
+/// works for; Program::run throws the call's first failure when the program
+/// returns (each call its own, whatever the threads running at once).
 void hostKernelFailed(const std::string &message);
 
 /// The pipeline as (stage, textual pass pipeline) pairs.

@@ -45,6 +45,7 @@
 #include "llvm/Object/ObjectFile.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/DynamicLibrary.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -64,6 +65,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <set>
 #include <thread>
@@ -265,9 +267,14 @@ void addPoptorchRuntimeSymbols(llvm::StringMap<void *> &map) {
 //===----------------------------------------------------------------------===//
 
 std::atomic<HostKernelRunner> gHostKernelRunner{nullptr};
-std::mutex gHostKernelFailureMutex;
-std::string gHostKernelFailure;
-std::atomic<bool> gHostKernelFailed{false};
+
+/// What one program call's host kernels reported (hostKernelFailed): its
+/// context (callContext()) while it runs.
+struct CallFailures {
+  std::mutex mu;
+  std::string first; // guarded by mu
+  bool failed = false;
+};
 
 template <size_t> using Word = intptr_t;
 template <typename Seq> struct HostKernelEntry;
@@ -754,20 +761,26 @@ std::vector<std::string> compileToObjects(ModuleOp module, int optLevel,
   std::atomic<size_t> next{0};
   auto work = [&](llvm::TargetMachine &tm) {
     for (size_t i; (i = next++) < bitcode.size();) {
-      llvm::LLVMContext ctx;
-      auto part = llvm::parseBitcodeFile(
-          llvm::MemoryBufferRef(
-              llvm::StringRef(bitcode[i].data(), bitcode[i].size()), "part"),
-          ctx);
-      if (!part) {
-        errors[i] = llvm::toString(part.takeError());
-        continue;
+      // Nothing may escape a thread of the pool (an LLVM fatal error is a
+      // CompileError thrown here, see installFatalErrorHandlers).
+      try {
+        llvm::LLVMContext ctx;
+        auto part = llvm::parseBitcodeFile(
+            llvm::MemoryBufferRef(
+                llvm::StringRef(bitcode[i].data(), bitcode[i].size()), "part"),
+            ctx);
+        if (!part) {
+          errors[i] = llvm::toString(part.takeError());
+          continue;
+        }
+        auto object = optimizeAndEmit(**part, optLevel, tm);
+        if (!object)
+          errors[i] = llvm::toString(object.takeError());
+        else
+          objects[i] = std::move(*object);
+      } catch (const std::exception &e) {
+        errors[i] = e.what();
       }
-      auto object = optimizeAndEmit(**part, optLevel, tm);
-      if (!object)
-        errors[i] = llvm::toString(object.takeError());
-      else
-        objects[i] = std::move(*object);
     }
   };
   std::vector<std::thread> pool;
@@ -1082,7 +1095,17 @@ public:
     }
   }
 
+  /// Frees the code once the calls in flight (other threads') have left it;
+  /// later calls throw ProgramReleased. A call still running after 10 s keeps
+  /// its code (leaked: the process is exiting).
   void release() {
+    released.store(true);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (inFlight.load() > 0) {
+      if (std::chrono::steady_clock::now() > deadline)
+        return;
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
     entryPoint = nullptr;
     loaded.reset();
   }
@@ -1290,9 +1313,15 @@ public:
 
   void run(const std::vector<BufferRef> &inputs,
            const std::vector<BufferRef> &outputs) override {
-    if (!entryPoint)
-      throw CompileError(
-          "the program was released (interpreter exit or destroy())");
+    // released is set before inFlight is read (release), inFlight counted
+    // before released is read (here): one of the two sees the other.
+    inFlight.fetch_add(1);
+    struct Leave {
+      std::atomic<int> &n;
+      ~Leave() { n.fetch_sub(1); }
+    } leave{inFlight};
+    if (released.load() || !entryPoint)
+      throw ProgramReleased();
     // One memref descriptor per argument: {alloc, aligned, offset, sizes,
     // strides}.
     std::vector<std::vector<int64_t>> descs;
@@ -1321,15 +1350,15 @@ public:
       descPtrs[i] = descs[i].data();
       args[i] = &descPtrs[i];
     }
-    gHostKernelFailed = false;
-    if (tasks)
-      runOnTeam(entryPoint, args.data());
-    else
+    CallFailures failures;
+    if (tasks) {
+      runOnTeam(entryPoint, args.data(), &failures);
+    } else {
+      ScopedCallContext scope(&failures);
       entryPoint(args.data());
-    if (gHostKernelFailed.exchange(false)) {
-      std::lock_guard<std::mutex> lock(gHostKernelFailureMutex);
-      throw CompileError(gHostKernelFailure);
     }
+    if (failures.failed)
+      throw CompileError(failures.first);
   }
 
   const std::vector<std::pair<std::string, std::string>> &
@@ -1357,6 +1386,8 @@ private:
 
   std::unique_ptr<llvm::orc::LLJIT> loaded; // the linked program
   void (*entryPoint)(void **) = nullptr;    // the packed @main
+  std::atomic<int> inFlight{0};             // calls running now
+  std::atomic<bool> released{false};        // by releaseAllPrograms
   bool tasks = false;                       // whether it calls the runtime
   std::string originText = "compiled";
   // The captured module and, once printed, the module after each stage.
@@ -1470,6 +1501,23 @@ bool writeFileAtomically(const std::string &path, const std::string &data) {
   return true;
 }
 
+void installFatalErrorHandlers() {
+  static bool done = [] {
+    // LLVM calls these outside its locks; the frames thrown through (built
+    // without exceptions) leak what they hold, which is what a compile that
+    // failed this way costs.
+    llvm::install_fatal_error_handler(
+        [](void *, const char *reason, bool) {
+          throw CompileError(std::string("LLVM fatal error: ") + reason);
+        },
+        nullptr);
+    llvm::install_bad_alloc_error_handler(
+        [](void *, const char *, bool) { throw std::bad_alloc(); }, nullptr);
+    return true;
+  }();
+  (void)done;
+}
+
 void releaseAllPrograms() {
   std::lock_guard<std::mutex> lock(registryMutex());
   for (JitProgram *p : liveProgramsSet())
@@ -1481,9 +1529,18 @@ void setHostKernelRunner(HostKernelRunner runner) {
 }
 
 void hostKernelFailed(const std::string &message) {
-  std::lock_guard<std::mutex> lock(gHostKernelFailureMutex);
-  if (!gHostKernelFailed.exchange(true))
-    gHostKernelFailure = message;
+  auto *failures = static_cast<CallFailures *>(callContext());
+  if (!failures) { // not inside a program call: nobody to report it to
+    llvm::errs() << "poptorch internal error: a host kernel failed outside a "
+                    "program call: "
+                 << message << "\n";
+    return;
+  }
+  std::lock_guard<std::mutex> lock(failures->mu);
+  if (!failures->failed) {
+    failures->failed = true;
+    failures->first = message;
+  }
 }
 
 } // namespace poptorch_bridge

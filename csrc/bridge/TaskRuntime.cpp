@@ -89,6 +89,8 @@ struct Team {
 
 /// The team of the program call this thread works for.
 thread_local Team *currentTeam = nullptr;
+/// The embedder's context of that call (runOnTeam, ScopedCallContext).
+thread_local void *currentCall = nullptr;
 
 bool runQueuedTask(Team &team) {
   if (team.queued.load(std::memory_order_acquire) == 0)
@@ -170,6 +172,7 @@ template <typename Ready> void waitUntil(Ready ready) {
 struct TeamCall {
   void (*entry)(void **);
   void **args;
+  void *context;
   Team team;
 };
 
@@ -178,6 +181,7 @@ void teamBody(void *context, int64_t begin, int64_t /*end*/) {
   Team &team = call->team;
   Team *outer = currentTeam;
   currentTeam = &team;
+  ScopedCallContext scope(call->context);
   if (begin == 0) {
     call->entry(call->args);
     team.done.store(true, std::memory_order_seq_cst);
@@ -460,10 +464,17 @@ void setTeamRunner(TeamRunner runner) {
   teamRunner().store(runner ? runner : &runAlone);
 }
 
-void runOnTeam(void (*entry)(void **), void **args) {
-  TeamCall call{entry, args, {}};
+void runOnTeam(void (*entry)(void **), void **args, void *context) {
+  TeamCall call{entry, args, context, {}};
   teamRunner().load()(&teamBody, &call);
 }
+
+void *callContext() { return currentCall; }
+
+ScopedCallContext::ScopedCallContext(void *context) : outer(currentCall) {
+  currentCall = context;
+}
+ScopedCallContext::~ScopedCallContext() { currentCall = outer; }
 
 void addTaskRuntimeSymbols(llvm::StringMap<void *> &map) {
   auto add = [&](const char *name, auto *fn) {

@@ -38,8 +38,25 @@ void setTeamRunner(TeamRunner runner);
 /// to `map`, by symbol name.
 void addTaskRuntimeSymbols(llvm::StringMap<void *> &map);
 
-/// Calls `entry(args)` on a team (see setTeamRunner).
-void runOnTeam(void (*entry)(void **), void **args);
+/// Calls `entry(args)` on a team (see setTeamRunner); every member sees
+/// `context` as callContext() while it works for this call.
+void runOnTeam(void (*entry)(void **), void **args, void *context);
+
+/// The context of the program call this thread works for, or null.
+void *callContext();
+
+/// Makes `context` this thread's call context while it lives (a call that
+/// runs on the calling thread alone, without a team).
+class ScopedCallContext {
+public:
+  explicit ScopedCallContext(void *context);
+  ~ScopedCallContext();
+  ScopedCallContext(const ScopedCallContext &) = delete;
+  ScopedCallContext &operator=(const ScopedCallContext &) = delete;
+
+private:
+  void *outer;
+};
 
 } // namespace poptorch_bridge
 

@@ -30,6 +30,7 @@ from typing import Any
 
 import torch
 
+from . import _helpers
 from .enums import AutoStage
 from .errors import ArgumentError, ArgumentTypeError
 from .execution_strategy import (
@@ -171,18 +172,20 @@ def _phased_stage_ids(strategy: _PhasedExecution) -> dict[int, int]:
     return ids
 
 
-_tracker: _Tracker | None = None
-
-
 def start_tracing(tracer: Any, strategy: _ExecutionStrategy | None) -> None:
-    global _tracker
-    _tracker = _Tracker(tracer, strategy or PipelinedExecution())
+    _helpers.tracing.blocks = _Tracker(tracer, strategy or PipelinedExecution())
 
 
 def end_tracing() -> list[BlockPlacement]:
-    global _tracker
-    tracker, _tracker = _tracker, None
+    tracker, _helpers.tracing.blocks = _helpers.tracing.blocks, None
     return tracker.summary() if tracker is not None else []
+
+
+def _begin(user_id: str | None, ipu_id: int | None) -> None:
+    """A block starts here, if this thread is tracing (else blocks do nothing)."""
+    tracker = _helpers.tracing.blocks
+    if tracker is not None:
+        tracker.begin(user_id, ipu_id)
 
 
 def _check_ids(user_id: Any, ipu_id: Any, what: str) -> None:
@@ -208,8 +211,7 @@ class Block:
         self.ipu_id = ipu_id
 
     def __enter__(self) -> Block:
-        if _tracker is not None:
-            _tracker.begin(self.user_id, self.ipu_id)
+        _begin(self.user_id, self.ipu_id)
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -222,8 +224,7 @@ class _BlockHook:
         self.ipu_id = ipu_id
 
     def __call__(self, module: torch.nn.Module, args: Any) -> None:
-        if _tracker is not None:
-            _tracker.begin(self.user_id, self.ipu_id)
+        _begin(self.user_id, self.ipu_id)
 
 
 def BeginBlock(module: torch.nn.Module, user_id: str | None = None,  # noqa: N802

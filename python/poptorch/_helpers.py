@@ -8,19 +8,30 @@ to steer) or plain reductions (``identity_loss``).
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import torch
 
 from .errors import ArgumentError, ArgumentIndexError, ArgumentTypeError, StateError
 
-_tracing_depth = 0  # > 0 while trace() runs a model (set by _tracing)
-_tracer: Any = None  # the active _C.Tracer while trace() runs a model
+
+class _ThreadTracing(threading.local):
+    """What this thread is tracing (set by ``_tracing.tracing_session``): threads trace
+    independently, and a thread that runs a model eagerly while another traces sees
+    eager behaviour."""
+
+    tracer: Any = None  # the active _C.Tracer while this thread traces a model
+    eager_compatible = False  # see _tracing._eager_compatible_tracing
+    blocks: Any = None  # the _blocks._Tracker of the trace
+
+
+tracing = _ThreadTracing()
 
 
 def isRunningOnIpu() -> bool:  # noqa: N802
     """True while the model runs for the ipu (is being traced), False when it runs eagerly."""
-    return _tracing_depth > 0
+    return tracing.tracer is not None
 
 
 def nop(tensor: torch.Tensor) -> torch.Tensor:
@@ -110,10 +121,11 @@ def getIpuTensorId(tensor: torch.Tensor) -> int:  # noqa: N802
     Only meaningful while the model is traced."""
     if not isinstance(tensor, torch.Tensor):
         raise ArgumentTypeError(f"poptorch.getIpuTensorId expects a tensor, got {type(tensor).__name__}")
-    if _tracer is None:
+    tracer = tracing.tracer
+    if tracer is None:
         raise StateError("poptorch.getIpuTensorId: the tensor is not an ipu tensor; ids exist only "
                            "while a model is traced for the ipu (inside its forward)")
-    return int(_tracer.value_id(_traced(tensor)))
+    return int(tracer.value_id(_traced(tensor)))
 
 
 def ipu_print_tensor(tensor: torch.Tensor, title: str = "", print_gradient: bool = True,
@@ -130,8 +142,9 @@ def ipu_print_tensor(tensor: torch.Tensor, title: str = "", print_gradient: bool
     """
     if not isinstance(tensor, torch.Tensor):
         raise ArgumentTypeError(f"poptorch.ipu_print_tensor expects a tensor, got {type(tensor).__name__}")
-    if _tracer is not None:
-        _tracer.print_tensor(_traced(tensor), str(title))
+    tracer = tracing.tracer
+    if tracer is not None:
+        tracer.print_tensor(_traced(tensor), str(title))
         return tensor
     print(f"{title}: {tensor}" if title else str(tensor), flush=True)
     return tensor

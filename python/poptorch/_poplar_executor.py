@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import os
 import tempfile
+import threading
 from typing import Any
 
 import torch
@@ -35,6 +36,7 @@ class PoplarExecutor:
         self._signature: Signature | None = None
         self.compile_count = 0
         self._attached = False
+        self._lock = threading.RLock()  # see __call__
 
     @property
     def model(self) -> torch.nn.Module:
@@ -78,6 +80,20 @@ class PoplarExecutor:
             out = exe.fast_call(args)  # the common call, checked and run in C++
             if out is not None:
                 return out
+        # Compiling, recompiling, re-attaching and switching variants change the
+        # executor: one thread at a time. Compiled calls run concurrently.
+        with self._lock:
+            exe = self._ready(args, kwargs)
+            if exe.first_run_seconds is None:
+                return self._run_guarded(exe, args, kwargs)
+        try:
+            return exe.run_unchecked(args, kwargs)
+        except GuardFailedError as failure:
+            with self._lock:
+                return self._run_variant(failure, exe, args, kwargs)
+
+    def _ready(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Executable:
+        """The executable for these inputs: compiled, or recompiled for another signature."""
         sig = Signature.of(args, kwargs)
         if self._executable is None:
             self.compile(*args, **kwargs)
@@ -88,23 +104,26 @@ class PoplarExecutor:
             _debug.log_recompile(old_graph, self._executable.graph)
         elif not self._attached:
             self.attachToDevice()  # as PopTorch: a detached model re-attaches when called
+        return self._executable
+
+    def _run_guarded(self, exe: Executable, args: tuple[Any, ...],
+                     kwargs: dict[str, Any]) -> Any:
         try:
             return self._run(args, kwargs)
         except GuardFailedError as failure:
-            return self._run_variant(failure, args, kwargs)
+            return self._run_variant(failure, exe, args, kwargs)
 
     def _run(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if self._executable.first_run_seconds is None:
             return _debug.first_run(self, args, kwargs)
         return self._executable.run_unchecked(args, kwargs)
 
-    def _run_variant(self, failure: GuardFailedError, args: tuple[Any, ...],
-                     kwargs: dict[str, Any]) -> Any:
-        """A value the program was specialised on differs for these inputs: runs the
-        variant compiled for them (most recently used first), or traces and compiles one.
-        At most MAX_VARIANTS are kept per input signature; variants share the device
-        copies of the parameters and buffers."""
-        failed = self._executable
+    def _run_variant(self, failure: GuardFailedError, failed: Executable,
+                     args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A value the program ``failed`` was specialised on differs for these inputs:
+        runs the variant compiled for them (most recently used first), or traces and
+        compiles one. At most MAX_VARIANTS are kept per input signature; variants share
+        the device copies of the parameters and buffers. Called with the lock held."""
         logger.warning("poptorch: the program was specialised on %s",
                        failure.guard.describe(failure.observed))
         for variant in [v for v in self._variants if v is not failed]:

@@ -13,10 +13,12 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import functools
 import gc
 import os
 import re
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -183,10 +185,9 @@ def _host_value(t: torch.Tensor) -> torch.Tensor:
     return t
 
 
-@contextlib.contextmanager
-def _eager_compatible_tracing() -> Any:
+def _install_eager_compatible_tracing() -> None:
     """What PyTorch refuses under ``torch.func.functionalize``, where tracing runs, works
-    as in eager while tracing:
+    as in eager while a thread traces (``_helpers.tracing.eager_compatible``):
 
     - Custom ``torch.autograd.Function``s run their ``forward`` directly: ``apply`` refuses
       any Function without a ``setup_context`` staticmethod under a functorch transform
@@ -194,35 +195,96 @@ def _eager_compatible_tracing() -> Any:
       computes no gradients, so the forward alone is the Function's meaning here.
     - ``Tensor.tolist()`` and ``.numpy()`` read the value (a guarded read, see
       ``Tracer::readValue``) instead of failing on a functional tensor's missing storage.
+
+    Installed once, at the first trace; other threads, and this one when it is not
+    tracing, get PyTorch's own behaviour.
     """
     function = torch.autograd.function.Function
-    original_apply = function.__dict__["apply"]
+    if getattr(function.apply, "_poptorch_tracing", False):
+        return
+    state = _helpers.tracing
+    original_apply = function.apply.__func__
+    original_tolist, original_numpy = torch.Tensor.tolist, torch.Tensor.numpy
 
     def apply(cls: Any, *args: Any, **kwargs: Any) -> Any:
+        if not state.eager_compatible:
+            return original_apply(cls, *args, **kwargs)
         if torch.autograd.function._is_setup_context_defined(cls.setup_context):
             return cls.forward(*args, **kwargs)
         return cls.forward(_ForwardOnlyContext(len(args)), *args, **kwargs)
 
     def tolist(self: torch.Tensor) -> Any:
-        return torch._C.TensorBase.tolist(_host_value(self))
+        return original_tolist(_host_value(self) if state.eager_compatible else self)
 
     def numpy(self: torch.Tensor, *, force: bool = False) -> Any:
-        return torch._C.TensorBase.numpy(_host_value(self), force=force)
+        return original_numpy(_host_value(self) if state.eager_compatible else self, force=force)
 
-    patched = {"tolist": tolist, "numpy": numpy}
-    saved = {name: torch.Tensor.__dict__.get(name) for name in patched}
+    apply._poptorch_tracing = True  # type: ignore[attr-defined]
     function.apply = classmethod(apply)
-    for name, fn in patched.items():
-        setattr(torch.Tensor, name, fn)
+    torch.Tensor.tolist = functools.wraps(original_tolist)(tolist)
+    torch.Tensor.numpy = functools.wraps(original_numpy)(numpy)
+
+
+@contextlib.contextmanager
+def _eager_compatible_tracing() -> Any:
+    """Inside: this thread's trace runs custom Functions and tolist()/numpy() as in
+    eager (see _install_eager_compatible_tracing)."""
+    _install_eager_compatible_tracing()
+    state = _helpers.tracing
+    previous, state.eager_compatible = state.eager_compatible, True
     try:
         yield
     finally:
-        function.apply = original_apply
-        for name, fn in saved.items():
-            if fn is None:
-                delattr(torch.Tensor, name)
-            else:
-                setattr(torch.Tensor, name, fn)
+        state.eager_compatible = previous
+
+
+class TracingSession:
+    """This thread traces into ``tracer`` inside ``with TracingSession(...)``: the
+    tracer captures the ops this thread dispatches to the ipu, PopTorch's helpers
+    (``isRunningOnIpu``, blocks, ``ipu_print_tensor``) see it. Other threads are not
+    affected: each may trace its own model at the same time. ``placements`` holds the
+    blocks' placements once the session has ended."""
+
+    def __init__(self, tracer: Any, execution_strategy: Any) -> None:
+        self.tracer = tracer
+        self.execution_strategy = execution_strategy
+        self.placements: list[Any] = []
+
+    def __enter__(self) -> TracingSession:
+        self.tracer.activate()  # refuses a second tracer on this thread
+        _helpers.tracing.tracer = self.tracer
+        _blocks.start_tracing(self.tracer, self.execution_strategy)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.placements = _blocks.end_tracing()
+        _helpers.tracing.tracer = None
+        self.tracer.deactivate()
+
+
+_gc_lock = threading.Lock()
+_gc_pauses = 0  # traces running now, in all threads, that paused the cyclic collector
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Any:
+    """Tracing allocates a Python tensor per op and frees it soon after; with torch
+    imported, the cyclic collector's passes over the heap cost about a fifth of the
+    capture time, for no cycles. Collect afterwards instead: the collector is off while
+    any thread traces, and back as it was when the last trace ends."""
+    global _gc_pauses
+    with _gc_lock:
+        if _gc_pauses == 0:
+            _gc_paused.was_enabled = gc.isenabled()  # type: ignore[attr-defined]
+            gc.disable()
+        _gc_pauses += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_pauses -= 1
+            if _gc_pauses == 0 and _gc_paused.was_enabled:  # type: ignore[attr-defined]
+                gc.enable()
 
 
 _HOST_KERNELS_WARNED: set[str] = set()
@@ -528,12 +590,7 @@ def trace(
     """
     start = time.perf_counter()
     cpu_rng = torch.default_generator.get_state()
-    # Tracing allocates a Python tensor per op and frees it soon after; with
-    # torch imported, the cyclic collector's passes over the heap cost about a
-    # fifth of the capture time, for no cycles. Collect afterwards instead.
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with _gc_paused():
         graph = _trace(model, args, kwargs, source_location_excludes, execution_strategy, start,
                        default_ipu=False, host_kernels=host_kernels)
         if not torch.equal(cpu_rng, torch.default_generator.get_state()):
@@ -546,9 +603,6 @@ def trace(
             torch.default_generator.set_state(cpu_rng)
             graph = _trace(model, args, kwargs, source_location_excludes, execution_strategy,
                            start, default_ipu=True, host_kernels=host_kernels)
-    finally:
-        if gc_was_enabled:
-            gc.enable()
     return graph
 
 
@@ -615,20 +669,18 @@ def _trace(model: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any
             out = model(*call_args, **call_kwargs)
         return _expose_held_tensors(out, rebuilds)
 
-    tracer.activate()
-    _helpers._tracing_depth += 1
-    previous_tracer, _helpers._tracer = _helpers._tracer, tracer
-    _blocks.start_tracing(tracer, execution_strategy)
+    session = TracingSession(tracer, execution_strategy)
     try:
-        with torch.inference_mode(), _eager_compatible_tracing(), \
-                torch.device(IPU) if default_ipu else contextlib.nullcontext():
-            out = torch.func.functionalize(run, remove="mutations_and_views")(
-                *ipu_leaves, *state.values())
-        out_leaves, out_treespec = pytree.tree_flatten(out)
-        for rebuild in rebuilds:
-            rebuild.live = True
-        tensors = [x for x in out_leaves if isinstance(x, torch.Tensor)]
-        num_output_results, output_results = tracer.finish(tensors)
+        with session:
+            with torch.inference_mode(), _eager_compatible_tracing(), \
+                    torch.device(IPU) if default_ipu else contextlib.nullcontext():
+                out = torch.func.functionalize(run, remove="mutations_and_views")(
+                    *ipu_leaves, *state.values())
+            out_leaves, out_treespec = pytree.tree_flatten(out)
+            for rebuild in rebuilds:
+                rebuild.live = True
+            tensors = [x for x in out_leaves if isinstance(x, torch.Tensor)]
+            num_output_results, output_results = tracer.finish(tensors)
     except RuntimeError as e:
         # The tracer's errors reach Python through torch's dispatcher, which
         # makes every C++ exception a RuntimeError: give them their class.
@@ -638,10 +690,6 @@ def _trace(model: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any
         raise error.with_traceback(e.__traceback__) from None
     finally:
         tracer.set_evaluator(None)
-        placements = _blocks.end_tracing()
-        _helpers._tracing_depth -= 1
-        _helpers._tracer = previous_tracer
-        tracer.deactivate()
 
     elapsed = time.perf_counter() - start
     logger.info("traced %d ops in %.3f s", tracer.num_ops, elapsed)
@@ -665,7 +713,7 @@ def _trace(model: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any
     for g in graph.guards:
         logger.info("poptorch: the program is specialised on %s", g.describe())
     _warn_host_kernels(tracer)
-    graph.blocks = placements
+    graph.blocks = session.placements
     _debug.graph_traced(graph, model, tracer)
     return graph
 

@@ -111,8 +111,8 @@ class IPUScope:
         self._state: dict[str, Any] = {}
 
     def __enter__(self) -> IPUScope:
-        from . import _C, _blocks, _helpers
-        from ._tracing import IPU, _source_excludes
+        from . import _C
+        from ._tracing import IPU, TracingSession, _source_excludes
 
         tracer = _C.Tracer(_source_excludes(self._options._values["source_location_excludes"]))
         twins: dict[int, torch.Tensor] = {}
@@ -128,12 +128,10 @@ class IPUScope:
                     twins[id(t)] = twin
         mode = _ScopeMode(twins)
         inference = torch.inference_mode()
+        session = TracingSession(tracer, self._options.execution_strategy)
         self._state = {"tracer": tracer, "mode": mode, "inference": inference,
-                       "previous_tracer": _helpers._tracer, "start": time.perf_counter()}
-        tracer.activate()
-        _helpers._tracing_depth += 1
-        _helpers._tracer = tracer
-        _blocks.start_tracing(tracer, self._options.execution_strategy)
+                       "session": session, "start": time.perf_counter()}
+        session.__enter__()
         inference.__enter__()
         mode.__enter__()
         return self
@@ -149,7 +147,7 @@ class IPUScope:
     def __exit__(self, exc_type: Any, *exc: Any) -> None:
         import torch.utils._pytree as pytree
 
-        from . import _blocks, _debug, _helpers
+        from . import _debug
         from ._tracing import Signature, TensorSpec, TracedGraph
 
         state, self._state = self._state, {}
@@ -166,10 +164,7 @@ class IPUScope:
             finally:
                 state["inference"].__exit__(None, None, None)
         finally:
-            placements = _blocks.end_tracing()
-            _helpers._tracing_depth -= 1
-            _helpers._tracer = state["previous_tracer"]
-            tracer.deactivate()
+            state["session"].__exit__(None, None, None)
         elapsed = time.perf_counter() - state["start"]
         graph = TracedGraph(
             mlir=tracer.module_text(True),
@@ -187,7 +182,7 @@ class IPUScope:
         )
         _debug.graph_traced(graph, None, tracer)
         graph.name = "IPUScope"
-        graph.blocks = placements
+        graph.blocks = state["session"].placements
         self._graph = graph
         self._executable = graph.compile(self._options)
 
