@@ -17,7 +17,7 @@ from .errors import ArgumentError, ArgumentIndexError, ArgumentTypeError, StateE
 
 
 class _ThreadTracing(threading.local):
-    """What this thread is tracing (set by ``_tracing.tracing_session``): threads trace
+    """What this thread is tracing (set by ``_tracing.TracingSession``): threads trace
     independently, and a thread that runs a model eagerly while another traces sees
     eager behaviour."""
 

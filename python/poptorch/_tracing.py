@@ -264,6 +264,7 @@ class TracingSession:
 
 _gc_lock = threading.Lock()
 _gc_pauses = 0  # traces running now, in all threads, that paused the cyclic collector
+_gc_was_enabled = True  # the collector's state when the first of them started
 
 
 @contextlib.contextmanager
@@ -272,10 +273,10 @@ def _gc_paused() -> Any:
     imported, the cyclic collector's passes over the heap cost about a fifth of the
     capture time, for no cycles. Collect afterwards instead: the collector is off while
     any thread traces, and back as it was when the last trace ends."""
-    global _gc_pauses
+    global _gc_pauses, _gc_was_enabled
     with _gc_lock:
         if _gc_pauses == 0:
-            _gc_paused.was_enabled = gc.isenabled()  # type: ignore[attr-defined]
+            _gc_was_enabled = gc.isenabled()
             gc.disable()
         _gc_pauses += 1
     try:
@@ -283,7 +284,7 @@ def _gc_paused() -> Any:
     finally:
         with _gc_lock:
             _gc_pauses -= 1
-            if _gc_pauses == 0 and _gc_paused.was_enabled:  # type: ignore[attr-defined]
+            if _gc_pauses == 0 and _gc_was_enabled:
                 gc.enable()
 
 
