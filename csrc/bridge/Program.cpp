@@ -64,6 +64,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <malloc.h>
 #include <mutex>
 #include <new>
 #include <optional>
@@ -1458,6 +1459,10 @@ std::unique_ptr<Program> Program::compile(const std::string &moduleText,
                                           const CompileOptions &options) {
   auto p = std::make_unique<JitProgram>();
   p->compile(moduleText, options);
+  // A compile frees most of what it allocated (the MLIR and LLVM contexts):
+  // give the heap's free pages back, or the process keeps them (200 models
+  // compiled and dropped: RSS +9 % without this, +2 % with it).
+  malloc_trim(0);
   return p;
 }
 
