@@ -77,9 +77,13 @@ opinfo: build
 
 # Differential fuzzing: random models through inferenceModel against eager PyTorch
 # (tests/fuzz/fuzzer.py); reproducers of the failures and summary.json land in build/fuzz.
+# make test runs a short fixed-seed run (tests/test_fuzz.py); this is the long run, and
+# `make fuzz FUZZ_SEED=n` explores the models of another seed.
+FUZZ_SEED ?= 0
+
 fuzz: build
 	mkdir -p build
-	$(PY) tests/fuzz/fuzzer.py --models 10000 --jobs 2 --out build/fuzz
+	$(PY) tests/fuzz/fuzzer.py --models 10000 --seed $(FUZZ_SEED) --jobs 2 --out build/fuzz
 
 # benchmark-only dependencies: the peers we measure against and the plot
 BENCH_PKGS := onnxruntime==1.31.1 onnx==1.23.2 matplotlib==3.11.2

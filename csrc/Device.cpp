@@ -12,6 +12,7 @@
 
 #include <ATen/EmptyTensor.h>
 #include <ATen/InferSize.h>
+#include <ATen/TensorUtils.h>
 #include <ATen/native/CPUFallback.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/_to_copy_native.h>
@@ -206,9 +207,15 @@ void ipuFallback(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
 at::Tensor ipuView(const at::Tensor &self, c10::IntArrayRef size) {
   if (Tracer *tracer = Tracer::current()) {
     auto sizes = at::infer_size(size, self.numel());
-    if (auto r =
-            tracer->captureView(self, sizes, c10::contiguous_strides(sizes),
-                                self.storage_offset(), "aten::view"))
+    // The view's strides in self's memory, as eager's view computes them
+    // (traced tensors keep eager's layouts: permuted, with gaps, expanded).
+    std::optional<std::vector<int64_t>> strides =
+        at::detail::computeStride(self.sizes(), self.strides(), sizes);
+    TORCH_CHECK(strides.has_value(),
+                "view size is not compatible with input tensor's size and "
+                "stride (at least one dimension spans across two contiguous "
+                "subspaces). Use .reshape(...) instead.");
+    if (auto r = tracer->captureReshape(self, sizes, *strides, "aten::view"))
       return *r;
   }
   return at::native::view(self, size);
@@ -217,8 +224,8 @@ at::Tensor ipuView(const at::Tensor &self, c10::IntArrayRef size) {
 at::Tensor ipuReshapeAlias(const at::Tensor &self, c10::IntArrayRef size,
                            c10::IntArrayRef stride) {
   if (Tracer *tracer = Tracer::current())
-    if (auto r = tracer->captureView(self, size, stride, self.storage_offset(),
-                                     "aten::_reshape_alias"))
+    if (auto r =
+            tracer->captureReshape(self, size, stride, "aten::_reshape_alias"))
       return *r;
   return at::native::_reshape_alias(self, size, stride);
 }
@@ -263,6 +270,35 @@ constexpr char kSelect[] = "aten::select", kInt[] = "int";
 constexpr char kSlice[] = "aten::slice", kTensor[] = "Tensor";
 constexpr char kAsStrided[] = "aten::as_strided", kNone[] = "";
 constexpr char kDiagonal[] = "aten::diagonal";
+
+// Functionalization turns `split`, `chunk` and `unbind` into their `_copy`
+// variants, whose composite kernels clone each piece contiguously. While
+// tracing, the pieces of the view op are already new tensors (the tracer's
+// views, see Tracer::captureView) with eager's strides, which decide whether
+// a later reshape of a piece is a view or a copy: they are returned as they
+// are. (A select or a slice keeps its strides the same way.)
+void ipuListViewCopy(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
+  const c10::OperatorName &name = op.schema().operator_name();
+  std::string view = name.name.substr(0, name.name.size() - 5); // no "_copy"
+  c10::Dispatcher::singleton()
+      .findSchemaOrThrow(view.c_str(), name.overload_name.c_str())
+      .callBoxed(stack);
+  if (Tracer::current())
+    return;
+  std::vector<at::Tensor> pieces = stack->back().toTensorVector();
+  for (at::Tensor &piece : pieces)
+    piece = piece.clone(at::MemoryFormat::Contiguous);
+  stack->back() = c10::IValue(pieces);
+}
+
+at::Tensor ipuFunctionalCopy(const at::Tensor &self, const at::Tensor &src,
+                             bool nonBlocking) {
+  if (Tracer *tracer = Tracer::current())
+    return tracer->captureFunctionalCopy(self, src);
+  at::Tensor out = self.clone();
+  out.copy_(src, nonBlocking);
+  return out;
+}
 
 // scaled_dot_product_attention asks the backend which fused kernel to use;
 // ours is the math decomposition (matmul, softmax, ...), which we capture.
@@ -313,6 +349,11 @@ TORCH_LIBRARY_IMPL(aten, IPU, m) {
          torch::CppFunction::makeFromBoxedFunction<
              &poptorch::ipuScatter<poptorch::kDiagonal, poptorch::kNone>>());
   m.impl("_reshape_alias", &poptorch::ipuReshapeAlias);
+  m.impl("copy", &poptorch::ipuFunctionalCopy);
+  for (const char *name :
+       {"split_copy.Tensor", "split_with_sizes_copy", "unbind_copy.int"})
+    m.impl(name, torch::CppFunction::makeFromBoxedFunction<
+                     &poptorch::ipuListViewCopy>());
   m.impl("_fused_sdp_choice", torch::CppFunction::makeFromBoxedFunction<
                                   &poptorch::ipuFusedSdpChoice>());
   for (const char *name : poptorch::capturedOpNames())

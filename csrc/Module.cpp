@@ -103,8 +103,13 @@ BufferRef bufferOf(const at::Tensor &t) {
 /// (parameters and buffers on the device).
 class CallPlan {
 public:
-  CallPlan(Program &program,
-           std::vector<std::pair<std::vector<int64_t>, at::ScalarType>> inputs,
+  /// A traced input: its sizes, dtype and, unless it was contiguous, its
+  /// strides (the program is specialised on the layout, see
+  /// _tracing.layout_of).
+  using InputSpec = std::tuple<std::vector<int64_t>, at::ScalarType,
+                               std::optional<std::vector<int64_t>>>;
+
+  CallPlan(Program &program, std::vector<InputSpec> inputs,
            std::vector<std::pair<std::vector<int64_t>, at::ScalarType>> results,
            std::vector<at::Tensor> state)
       : program(program), inputs(std::move(inputs)),
@@ -121,10 +126,15 @@ public:
       if (!THPVariable_Check(obj))
         return py::none();
       const at::Tensor &t = THPVariable_Unpack(obj);
-      if (t.scalar_type() != inputs[i].second ||
-          t.sizes() != c10::IntArrayRef(inputs[i].first) || !t.is_cpu())
+      const auto &[sizes, dtype, strides] = inputs[i];
+      if (t.scalar_type() != dtype || t.sizes() != c10::IntArrayRef(sizes) ||
+          !t.is_cpu())
         return py::none();
-      if (!t.is_contiguous()) {
+      bool contiguous = t.is_contiguous();
+      if (contiguous != !strides.has_value() ||
+          (strides && t.strides() != c10::IntArrayRef(*strides)))
+        return py::none();
+      if (!contiguous) {
         held.push_back(t.contiguous());
         in.push_back(bufferOf(held.back()));
       } else {
@@ -149,7 +159,7 @@ public:
 
 private:
   Program &program;
-  std::vector<std::pair<std::vector<int64_t>, at::ScalarType>> inputs;
+  std::vector<InputSpec> inputs;
   std::vector<std::pair<std::vector<int64_t>, at::ScalarType>> results;
   std::vector<at::Tensor> state;
 };
@@ -364,9 +374,7 @@ PYBIND11_MODULE(_C, m) {
       // keeps no state between calls, and every run has its own buffers.
       .def(
           "call_plan",
-          [](Program &p,
-             std::vector<std::pair<std::vector<int64_t>, at::ScalarType>>
-                 inputs,
+          [](Program &p, std::vector<CallPlan::InputSpec> inputs,
              std::vector<std::pair<std::vector<int64_t>, at::ScalarType>>
                  results,
              std::vector<at::Tensor> state) {

@@ -14,6 +14,7 @@
 #include "MetaCache.h"
 #include "MetaKernels.h"
 
+#include <ATen/MemoryOverlap.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/TypeProperties.h>
 #include <ATen/ops/_to_copy_native.h>
@@ -345,7 +346,8 @@ void Tracer::addArgument(const at::Tensor &t, const std::string &name,
   ValueId v = builder.addArgument(tensorTypeOf(t, name), name, role);
   bindValue(t, v);
   argIndexOfValue[v] = numArgs++;
-  argValues.push_back(hostAlias(t));
+  // (An input traced with its layout has strides; programs read dense values.)
+  argValues.push_back(hostAlias(t).contiguous());
 }
 
 at::Tensor Tracer::constantOf(const at::Tensor &t) {
@@ -666,25 +668,6 @@ std::vector<c10::IValue> Tracer::runOnMeta(const c10::OperatorHandle &op,
   return out;
 }
 
-/// Whether `t`'s memory is a permutation of a dense layout, with broadcast
-/// (stride 0) dims: the layouts whose elements the tracer's view mapping
-/// (mapView) can still place. Views with gaps (a select, a stepped slice)
-/// keep the contiguous layout of their value.
-static bool isPermutedOrBroadcast(const at::Tensor &t) {
-  std::vector<std::pair<int64_t, int64_t>> dims; // (stride, size)
-  for (int64_t d = 0; d < t.dim(); ++d)
-    if (t.size(d) > 1 && t.stride(d) != 0)
-      dims.push_back({t.stride(d), t.size(d)});
-  std::sort(dims.begin(), dims.end());
-  int64_t expected = 1;
-  for (auto [stride, size] : dims) {
-    if (stride != expected)
-      return false;
-    expected *= size;
-  }
-  return true;
-}
-
 std::vector<c10::IValue>
 Tracer::eagerViewGeometry(const c10::OperatorHandle &op,
                           const std::vector<c10::IValue> &args) {
@@ -957,8 +940,7 @@ void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
       const at::Tensor &mt = m.toTensor();
       at::IntArrayRef strides = mt.strides();
       if (r < viewOut.size() && viewOut[r].isTensor() &&
-          viewOut[r].toTensor().sizes() == mt.sizes() &&
-          isPermutedOrBroadcast(viewOut[r].toTensor()))
+          viewOut[r].toTensor().sizes() == mt.sizes())
         strides = viewOut[r].toTensor().strides();
       at::Tensor out = emptyIpu(mt.sizes(), strides, mt.scalar_type());
       bindResult(out, writtenArgs.empty() ? r : ids.size());
@@ -1364,7 +1346,12 @@ at::Tensor &Tracer::captureCopy(at::Tensor &self, const at::Tensor &src) {
     return self;
   }
   TracedValue *dst = lookup(self);
-  if (!isTraced(src)) {
+  // A program argument (a parameter or buffer the model assigns, an input
+  // it writes) shares the caller's memory: a constant written into it is a
+  // value of the program, never a write into that memory while tracing.
+  bool intoArgument =
+      dst && dst->value >= 0 && argIndexOfValue.count(dst->value) != 0;
+  if (!isTraced(src) && !intoArgument) {
     hostAlias(self).copy_(constantOf(src));
     if (dst)
       values.erase(self.unsafeGetTensorImpl());
@@ -1393,6 +1380,19 @@ at::Tensor &Tracer::captureCopy(at::Tensor &self, const at::Tensor &src) {
   return self;
 }
 
+at::Tensor Tracer::captureFunctionalCopy(const at::Tensor &self,
+                                         const at::Tensor &src) {
+  // (torch's composite kernel clones self's whole memory to keep its
+  // strides: with gaps, memory that holds none of self's values.)
+  at::Tensor out =
+      at::has_internal_overlap(self) == at::MemOverlap::Yes
+          ? emptyIpu(self.sizes(), c10::contiguous_strides(self.sizes()),
+                     self.scalar_type())
+          : emptyIpu(self.sizes(), self.strides(), self.scalar_type());
+  captureCopy(out, src);
+  return out;
+}
+
 //===----------------------------------------------------------------------===//
 // Views that reach the backend (inside composite ops' decompositions)
 //===----------------------------------------------------------------------===//
@@ -1412,6 +1412,9 @@ struct ViewMap {
   /// offset that is not a slice start): the flat position in Q of each of
   /// the view's elements, row-major.
   std::vector<int64_t> positions;
+  /// A position of numel(Q): memory between the elements of a tensor with
+  /// gaps, read as zero (see mapGappedView).
+  bool gapsReadAsZero = false;
 };
 
 namespace {
@@ -1445,6 +1448,108 @@ AttrValue i64Attr(int64_t value) {
 
 } // namespace
 
+/// mapView of a tensor whose memory has gaps (a select, a stepped slice: the
+/// eager layout of such a view, which tracing keeps so that a later reshape
+/// is a view or a copy as in eager). Each memory offset of the view is
+/// translated into the dense layout of `self`'s value (Q); a view that is a
+/// strided range there is mapped as a view of that dense layout, any other
+/// reads its elements by position. Memory in the gaps is not `self`'s: a view
+/// that reads it is refused.
+ViewMap Tracer::mapGappedView(const at::Tensor &self, ViewMap map,
+                              c10::IntArrayRef sizes, c10::IntArrayRef strides,
+                              int64_t offset, const char *opName) const {
+  auto refuse = [&](const std::string &why) {
+    fail(opName, "a strided view of a traced tensor (sizes " + c10::str(sizes) +
+                     ", strides " + c10::str(strides) + ") " + why +
+                     "; use reshape, permute, slicing or expand instead");
+  };
+  const std::vector<int64_t> &S = map.S;
+  const int64_t n = static_cast<int64_t>(S.size());
+  auto contiguousStrides = c10::contiguous_strides(S);
+  std::vector<int64_t> C(contiguousStrides.begin(), contiguousStrides.end());
+  std::vector<int64_t> P(n); // the memory strides of Q's dims
+  int64_t extent = 1;        // memory spanned by the dims inside k
+  for (int64_t k = n; k-- > 0;) {
+    P[k] = self.stride(map.order[k]);
+    if (S[k] == 1)
+      continue;
+    if (P[k] < extent)
+      refuse("of a tensor with overlapping memory");
+    extent += P[k] * (S[k] - 1);
+  }
+  // The offset in Q of the element at memory offset `p` (from self's start).
+  auto toDense = [&](int64_t p) -> std::optional<int64_t> {
+    if (p < 0)
+      return std::nullopt;
+    int64_t d = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      if (S[k] == 1)
+        continue;
+      int64_t i = p / P[k];
+      if (i >= S[k])
+        return std::nullopt;
+      p -= i * P[k];
+      d += i * C[k];
+    }
+    if (p != 0)
+      return std::nullopt;
+    return d;
+  };
+  const int64_t rem = offset - self.storage_offset();
+  const int64_t m = static_cast<int64_t>(sizes.size());
+  std::optional<int64_t> base = toDense(rem);
+  std::vector<int64_t> dense(m);
+  auto unitStrides = c10::contiguous_strides(sizes);
+  bool ranged = base.has_value();
+  for (int64_t i = 0; i < m && ranged; ++i) {
+    if (sizes[i] == 1 || strides[i] == 0) {
+      dense[i] = sizes[i] == 1 ? unitStrides[i] : 0;
+      continue;
+    }
+    std::optional<int64_t> next = toDense(rem + strides[i]);
+    std::optional<int64_t> last = toDense(rem + (sizes[i] - 1) * strides[i]);
+    ranged = next && last && *next > *base &&
+             *last - *base == (sizes[i] - 1) * (*next - *base);
+    if (ranged)
+      dense[i] = *next - *base;
+  }
+  if (ranged) {
+    // The same view of the value laid out densely, in the same dim order.
+    std::vector<int64_t> denseOfSelf(n);
+    for (int64_t k = 0; k < n; ++k)
+      denseOfSelf[map.order[k]] = C[k];
+    at::Tensor standIn = at::empty_strided(self.sizes(), denseOfSelf,
+                                           self.options().device(c10::kMeta));
+    return mapView(standIn, sizes, dense, *base, opName);
+  }
+  // The tensor's whole memory as one dim (what torch's clone_preserve_strides
+  // copies, to view it again with the same layout): its gaps hold no value of
+  // the tensor and read as zero. Any other view into the gaps is refused.
+  const bool wholeMemory =
+      m == 1 && strides[0] == 1 && rem == 0 &&
+      sizes[0] * static_cast<int64_t>(self.element_size()) ==
+          static_cast<int64_t>(self.storage().nbytes());
+  const int64_t numelQ = c10::multiply_integers(S);
+  map.positions.reserve(c10::multiply_integers(sizes));
+  std::vector<int64_t> index(m, 0);
+  for (int64_t e = 0, numel = c10::multiply_integers(sizes); e < numel; ++e) {
+    int64_t p = rem;
+    for (int64_t i = 0; i < m; ++i)
+      p += index[i] * strides[i];
+    std::optional<int64_t> d = toDense(p);
+    if (!d && !wholeMemory)
+      refuse("that reads memory between or outside the tensor's elements");
+    map.positions.push_back(d.value_or(numelQ));
+    map.gapsReadAsZero |= !d;
+    for (int64_t i = m; i-- > 0;)
+      if (++index[i] < sizes[i])
+        break;
+      else
+        index[i] = 0;
+  }
+  return map;
+}
+
 ViewMap Tracer::mapView(const at::Tensor &self, c10::IntArrayRef sizes,
                         c10::IntArrayRef strides, int64_t offset,
                         const char *opName) const {
@@ -1469,9 +1574,11 @@ ViewMap Tracer::mapView(const at::Tensor &self, c10::IntArrayRef sizes,
   const std::vector<int64_t> &S = map.S;
   auto contiguousStrides = c10::contiguous_strides(S);
   std::vector<int64_t> C(contiguousStrides.begin(), contiguousStrides.end());
+  bool gaps = false;
   for (int64_t k = 0; k < n; ++k)
-    if (S[k] > 1 && self.stride(map.order[k]) != C[k])
-      unsupportedView("of a tensor with overlapping or non-dense memory");
+    gaps |= S[k] > 1 && self.stride(map.order[k]) != C[k];
+  if (gaps)
+    return mapGappedView(self, map, sizes, strides, offset, opName);
 
   int64_t rem = offset - self.storage_offset();
   int64_t numel = c10::multiply_integers(sizes);
@@ -1632,8 +1739,17 @@ ValueId Tracer::readView(const ViewMap &map, ValueId base,
     return emit("poptorch.reshape", v, map.sizes, {}, loc);
   if (!map.positions.empty()) {
     int64_t n = static_cast<int64_t>(map.positions.size());
-    ValueId flat =
-        emit("poptorch.reshape", v, {c10::multiply_integers(map.S)}, {}, loc);
+    int64_t numelQ = c10::multiply_integers(map.S);
+    ValueId flat = emit("poptorch.reshape", v, {numelQ}, {}, loc);
+    if (map.gapsReadAsZero) {
+      TensorType zeroType = builder.typeOf(flat);
+      zeroType.shape = {1};
+      std::vector<char> zero(elemSize(zeroType.dtype), 0);
+      ValueId gap = builder.addConstant(zeroType, zero.data());
+      zeroType.shape = {numelQ + 1};
+      flat = builder.addOp("poptorch.cat", {{flat, gap}}, {{"dim", i64Attr(0)}},
+                           {zeroType}, loc)[0];
+    }
     ValueId index =
         builder.addConstant({{n}, ElemType::I64}, map.positions.data());
     TensorType to = builder.typeOf(flat);
@@ -1758,9 +1874,26 @@ std::optional<at::Tensor> Tracer::captureView(const at::Tensor &self,
   std::optional<ValueId> v = viewValue(self, sizes, strides, offset, opName);
   if (!v)
     return std::nullopt;
-  at::Tensor out =
-      emptyIpu(sizes, c10::contiguous_strides(sizes), self.scalar_type());
+  // The view's value, laid out as eager's view is (gaps and broadcasts
+  // included), so that what a later reshape does is what eager does.
+  at::Tensor out = emptyIpu(sizes, strides, self.scalar_type());
   bindValue(out, *v);
+  return out;
+}
+
+std::optional<at::Tensor> Tracer::captureReshape(const at::Tensor &self,
+                                                 c10::IntArrayRef sizes,
+                                                 c10::IntArrayRef strides,
+                                                 const char *opName) {
+  if (!isTraced(self))
+    return std::nullopt;
+  if (c10::multiply_integers(sizes) == 0)
+    return captureView(self, sizes, strides, self.storage_offset(), opName);
+  ++opCount;
+  ValueId v = emit("poptorch.reshape", valueOf(self, std::nullopt, opName),
+                   sizes.vec(), {}, sourceLocation());
+  at::Tensor out = emptyIpu(sizes, strides, self.scalar_type());
+  bindValue(out, v);
   return out;
 }
 
@@ -1770,9 +1903,20 @@ bool Tracer::captureViewInplace(const at::Tensor &self, c10::IntArrayRef sizes,
   std::optional<ValueId> v = viewValue(self, sizes, strides, offset, opName);
   if (!v)
     return false;
-  // `self` now holds the view's value, laid out contiguously like every
-  // traced tensor (the view has the same number of elements).
-  self.unsafeGetTensorImpl()->set_sizes_contiguous(sizes);
+  // `self` now holds the view's value, laid out as eager's view is (see
+  // captureView) where its memory holds that layout, else contiguously.
+  int64_t needed = offset + 1;
+  for (size_t i = 0; i < sizes.size(); ++i)
+    needed += sizes[i] == 0 ? 0 : (sizes[i] - 1) * strides[i];
+  c10::TensorImpl *impl = self.unsafeGetTensorImpl();
+  if (c10::multiply_integers(sizes) > 0 &&
+      needed * self.element_size() <=
+          static_cast<int64_t>(impl->storage().nbytes())) {
+    impl->set_sizes_and_strides(sizes, strides);
+    impl->set_storage_offset(offset);
+  } else {
+    impl->set_sizes_contiguous(sizes);
+  }
   bindValue(self, *v);
   return true;
 }

@@ -141,6 +141,10 @@ public:
   // Entry points from the device kernels.
   void capture(const c10::OperatorHandle &op, torch::jit::Stack *stack);
   at::Tensor &captureCopy(at::Tensor &self, const at::Tensor &src);
+  /// aten::copy (the functional copy_): src's value cast and expanded to
+  /// self's, laid out like self.
+  at::Tensor captureFunctionalCopy(const at::Tensor &self,
+                                   const at::Tensor &src);
   void checkReadable(const at::Tensor &t, const std::string &what);
   /// The value of `t` for the inputs being traced (a CPU tensor). A value
   /// the model computed is evaluated (setEvaluator), guarded (guards()) and
@@ -175,6 +179,12 @@ public:
   /// A view of a traced tensor that reached the backend without
   /// functionalization (inside a composite op's decomposition): captured as
   /// the equivalent reshape or permute. Returns nullopt for untraced tensors.
+  /// A view that is a reshape of self's value (aten::view, _reshape_alias),
+  /// with the strides of eager's view.
+  std::optional<at::Tensor> captureReshape(const at::Tensor &self,
+                                           c10::IntArrayRef sizes,
+                                           c10::IntArrayRef strides,
+                                           const char *opName);
   std::optional<at::Tensor> captureView(const at::Tensor &self,
                                         c10::IntArrayRef sizes,
                                         c10::IntArrayRef strides,
@@ -196,6 +206,9 @@ private:
   ViewMap mapView(const at::Tensor &self, c10::IntArrayRef sizes,
                   c10::IntArrayRef strides, int64_t offset,
                   const char *opName) const;
+  ViewMap mapGappedView(const at::Tensor &self, ViewMap map,
+                        c10::IntArrayRef sizes, c10::IntArrayRef strides,
+                        int64_t offset, const char *opName) const;
   /// The view's value, read from the base's value.
   ValueId readView(const ViewMap &map, ValueId base,
                    const poptorch_bridge::SourceLoc &loc);

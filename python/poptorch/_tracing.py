@@ -42,13 +42,35 @@ _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
 class TensorSpec:
     shape: tuple[int, ...]
     dtype: torch.dtype
+    # The strides of a tensor that is not contiguous (None: contiguous). Whether a
+    # reshape, flatten or contiguous() of an input is a view or a copy depends on
+    # them, and so whether a later in-place update reaches the caller's tensor.
+    strides: tuple[int, ...] | None = None
 
     @staticmethod
     def of(t: torch.Tensor) -> TensorSpec:
-        return TensorSpec(tuple(t.shape), t.dtype)
+        return TensorSpec(tuple(t.shape), t.dtype, layout_of(t))
 
     def __str__(self) -> str:
-        return f"{str(self.dtype).replace('torch.', '')}{list(self.shape)}"
+        text = f"{str(self.dtype).replace('torch.', '')}{list(self.shape)}"
+        return text if self.strides is None else f"{text} with strides {list(self.strides)}"
+
+
+def layout_of(t: torch.Tensor) -> tuple[int, ...] | None:
+    """The layout a program is specialised on: None for contiguous tensors, else the strides."""
+    return None if t.is_contiguous() else tuple(t.stride())
+
+
+def _ipu_input(t: torch.Tensor) -> torch.Tensor:
+    """An ipu copy of an input with its layout (contiguous, permuted, with gaps or
+    expanded), so that tracing takes eager's view-or-copy decisions on it."""
+    if t.is_contiguous():
+        return t.to(IPU)
+    # Expanded (stride 0) dims are stored once: copy the unexpanded tensor, then expand.
+    stored = t[tuple(slice(0, 1) if st == 0 else slice(None) for st in t.stride())]
+    copy = torch.empty_strided(stored.shape, stored.stride(), dtype=t.dtype, device=IPU)
+    copy.copy_(stored)
+    return copy.expand(t.shape)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,7 +86,8 @@ class Signature:
             # The common call: positional tensors. Skips pytree (the per-call
             # host overhead of a small model is mostly this function).
             return Signature(("tensors", len(args)),
-                             tuple(TensorSpec(tuple(a.shape), a.dtype) for a in args))
+                             tuple(TensorSpec(tuple(a.shape), a.dtype, layout_of(a))
+                                   for a in args))
         leaves, treespec = pytree.tree_flatten((tuple(args), dict(kwargs)))
         return Signature(
             treespec,
@@ -637,7 +660,7 @@ def _trace(model: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any
         ipu_leaves = []
         for i, leaf in enumerate(leaves):
             if isinstance(leaf, torch.Tensor):
-                t = leaf.detach().to(IPU)
+                t = _ipu_input(leaf.detach())
                 tracer.add_argument(t, f"input{i}", "input")
                 ipu_leaves.append(t)
             else:
@@ -787,7 +810,8 @@ class Executable:
         # The signature of a call: the traced one, with batched inputs.
         sig = graph.signature
         self.signature = Signature(sig.treespec, tuple(
-            TensorSpec(self.batching.full_shape(x.shape), x.dtype) if isinstance(x, TensorSpec)
+            TensorSpec(self.batching.full_shape(x.shape), x.dtype, x.strides)
+            if isinstance(x, TensorSpec)
             else x for x in sig.leaves))
 
     @property
@@ -878,7 +902,7 @@ class Executable:
                 or not hasattr(self, "_result_specs")):
             return
         self._plan = self._program.call_plan(
-            [(x.shape, x.dtype) for x in graph.signature.leaves], self._result_specs,
+            [(x.shape, x.dtype, x.strides) for x in graph.signature.leaves], self._result_specs,
             self._device_state)
         single = graph.output_treespec.is_leaf() and graph.output_results == [0]
         self._single_output = single

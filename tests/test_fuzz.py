@@ -1,0 +1,80 @@
+"""A short differential fuzz run (tests/fuzz): random models through ``poptorch.inferenceModel``
+compared with eager PyTorch, each in a crash-isolated worker process, as ``make fuzz`` runs them;
+and the determinism of the generator, which both runs and every reproducer rely on.
+
+The run's outcomes are those of ``tests/fuzz/fuzzer.py``; the test fails when a model ends in one
+of ``FAILURES`` (crash, mismatch, input_written, timeout, untyped_error), and its message lists
+each such model with its detail and its reproducer. The workers check their own inputs and run
+the compiler's self-checks of the suite (``POPTORCH_VERIFY_EACH``, the Meta kernel check of
+tests/conftest.py), which ``run_fuzz`` turns on in them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from fuzz.builder import generate
+from fuzz.fuzzer import FAILURES, run_fuzz
+
+# A fixed seed and a number of models that fits in `make test`: about 50 s on 2 cores with 2 jobs
+# (2.4 s per 100 models).
+# `make fuzz` is the long run: 10,000 models, and `make fuzz FUZZ_SEED=n` explores the models of
+# a new seed (a failure it finds becomes a regression test in tests/test_reliability.py).
+FUZZ_SEED = 0
+FUZZ_MODELS = 2000
+FUZZ_JOBS = 2
+
+_TESTS = os.path.dirname(os.path.abspath(__file__))
+
+
+def _failure_report(summary: dict[str, Any]) -> str:
+    seed, counts = summary["seed"], summary["counts"]
+    outcomes = ", ".join(f"{o} {n}" for o, n in counts.items() if n)
+    lines = [f"{len(summary['failures'])} of {summary['models']} fuzz models of seed {seed} failed "
+             f"({outcomes}; {summary['wall_seconds']} s):"]
+    for f in summary["failures"]:
+        lines.append(f"  model {f['model']}: {f['outcome']} ({f['class']}): {f['detail']}")
+        lines.append(f"    reproducer: {f['reproducer']}" + (" (minimized)" if f["minimized"] else ""))
+        lines.append(f"    again: python tests/fuzz/fuzzer.py --seed {seed} --start {f['model']} "
+                     "--models 1 --out build/fuzz")
+    return "\n".join(lines)
+
+
+def test_fuzz_short_run(tmp_path: Any) -> None:
+    """FUZZ_MODELS models of FUZZ_SEED: none crashes, differs from eager, writes an input, hangs
+    or raises an error that is not a poptorch.Error."""
+    summary = run_fuzz(FUZZ_MODELS, FUZZ_SEED, FUZZ_JOBS, str(tmp_path), minimize_limit=1)
+    counts = summary["counts"]
+    assert sum(counts.values()) == FUZZ_MODELS, counts
+    failed = {o: counts[o] for o in FAILURES if counts[o]}
+    assert not failed, _failure_report(summary)
+
+
+_GENERATE = """
+import hashlib, json, sys
+sys.path.insert(0, {tests!r})
+from fuzz.builder import generate
+print(json.dumps([hashlib.sha256(generate({seed}, i).source.encode()).hexdigest() for i in range({n})]))
+"""
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_generator_is_deterministic() -> None:
+    """Model k of seed s has the same source every time it is made, in this process and in
+    another one with another hash seed (no dependence on set or dict order of str hashes)."""
+    n = 30
+    first = [generate(FUZZ_SEED, i).source for i in range(n)]
+    assert [generate(FUZZ_SEED, i).source for i in range(n)] == first
+    assert len(set(first)) == n  # the index selects the model
+    assert generate(FUZZ_SEED + 1, 0).source != first[0]  # and so does the seed
+    code = _GENERATE.format(tests=_TESTS, seed=FUZZ_SEED, n=n)
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    out = subprocess.run([sys.executable, "-W", "ignore", "-c", code], env=env, capture_output=True,
+                         text=True, check=True).stdout
+    assert json.loads(out) == [hashlib.sha256(s.encode()).hexdigest() for s in first]
