@@ -790,7 +790,9 @@ void Tracer::foldOnHost(const c10::OperatorHandle &op,
         if (r.unsafeGetTensorImpl() == cpu.unsafeGetTensorImpl())
           return ipu;
       for (const at::Tensor &in : ipuInputs)
-        if (in.data_ptr() == r.data_ptr() && in.sizes() == r.sizes() &&
+        // (Empty tensors all have a null data pointer: not the same tensor.)
+        if (in.data_ptr() == r.data_ptr() && r.numel() > 0 &&
+            in.scalar_type() == r.scalar_type() && in.sizes() == r.sizes() &&
             in.strides() == r.strides()) {
           values.erase(in.unsafeGetTensorImpl()); // now a known constant
           return in;

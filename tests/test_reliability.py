@@ -349,3 +349,20 @@ def test_constant_written_into_input():
     x = torch.zeros(3)
     out = poptorch.inferenceModel(Fn(f))(x)
     assert torch.equal(out, torch.full((3,), 2.0)) and torch.equal(x, out)
+
+
+# --- empty tensors: results computed on the host keep eager's dtypes ------------
+
+EMPTY_FOLDS = [
+    ("bool+int", lambda x: torch.full_like(x, 1).add(1), torch.bool),
+    ("bool*float", lambda x: torch.ones_like(x) * 1.5, torch.bool),
+    ("int/int", lambda x: torch.zeros_like(x) / 2, torch.int64),
+    ("int<int", lambda x: torch.zeros_like(x) < 2, torch.int32),
+]
+
+
+@pytest.mark.parametrize("fn, dtype", [c[1:] for c in EMPTY_FOLDS], ids=[c[0] for c in EMPTY_FOLDS])
+def test_empty_constant_results_keep_their_dtype(fn, dtype):
+    """An op of constants evaluated on the host while tracing (all empty tensors have the
+    same null data pointer: the result is not the input)."""
+    run_twice(fn, torch.zeros(1, 0, dtype=dtype))
