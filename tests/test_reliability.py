@@ -366,3 +366,20 @@ def test_empty_constant_results_keep_their_dtype(fn, dtype):
     """An op of constants evaluated on the host while tracing (all empty tensors have the
     same null data pointer: the result is not the input)."""
     run_twice(fn, torch.zeros(1, 0, dtype=dtype))
+
+
+# --- special values: eager's pow kernel takes sqrt / rsqrt for exponents +-0.5 ---
+
+SPECIAL = torch.tensor([float("inf"), float("-inf"), float("nan"), -0.0, 0.0, 2.0, -3.0] * 3)
+
+
+@pytest.mark.parametrize("exponent", [0.5, -0.5, 2.0, -1.0, 1.5])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_pow_scalar_special_values(exponent, dtype):
+    x = SPECIAL.to(dtype)
+    expected = x ** exponent
+    out = poptorch.inferenceModel(Fn(lambda t: t ** exponent))(x)
+    torch.testing.assert_close(out, expected, equal_nan=True)
+    zeros = expected == 0
+    assert torch.equal(torch.signbit(out[zeros]), torch.signbit(expected[zeros])), \
+        "the sign of zeros differs"

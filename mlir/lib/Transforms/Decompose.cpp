@@ -2,7 +2,7 @@
 //
 // poptorch-decompose: rewrites composite ops (linear, addmm, clamp, layer_norm,
 // batch_norm, softmax, log_softmax, _safe_softmax, sdpa, reduce_mean,
-// transpose) into
+// transpose, pow with exponent +-0.5) into
 // matmul, elementwise, reduction and data-movement poptorch ops, so that the
 // lowering to linalg only handles the core and the elementwise pieces fuse.
 // Normalisations and softmax on f16/bf16 compute in f32, as PyTorch's CPU
@@ -121,6 +121,30 @@ struct DecomposeClamp : public OpRewritePattern<ClampOp> {
     if (r.getType() != op.getType())
       r = ExpandOp::create(rewriter, loc, op.getType(), r);
     rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+/// x ** 0.5 = sqrt(x) and x ** -0.5 = rsqrt(x) for a constant exponent, as
+/// eager's pow kernel computes them: they differ from pow at -inf and -0
+/// (sqrt(-inf) is NaN where pow(-inf, 0.5) is +inf).
+struct PowOfHalf : public OpRewritePattern<PowOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(PowOp op,
+                                PatternRewriter &rewriter) const override {
+    Value x = op.getLhs();
+    auto constant = op.getRhs().getDefiningOp<ConstantOp>();
+    auto values = constant ? dyn_cast<DenseElementsAttr>(constant.getValue())
+                           : DenseElementsAttr();
+    if (!values || !values.isSplat() || x.getType() != op.getType() ||
+        !isa<FloatType>(values.getElementType()) ||
+        !isa<FloatType>(getElementTypeOrSelf(x.getType())))
+      return failure();
+    double e = values.getSplatValue<APFloat>().convertToDouble();
+    if (e != 0.5 && e != -0.5)
+      return failure();
+    Ops o{rewriter, op.getLoc()};
+    rewriter.replaceOp(op, e > 0 ? o.un<SqrtOp>(x) : o.un<RsqrtOp>(x));
     return success();
   }
 };
@@ -382,7 +406,8 @@ void mlir::poptorch::populatePoptorchDecomposePatterns(
                DecomposeSoftmax<SoftmaxOp, SoftmaxKind::Plain>,
                DecomposeSoftmax<LogSoftmaxOp, SoftmaxKind::Log>,
                DecomposeSoftmax<SafeSoftmaxOp, SoftmaxKind::Safe>,
-               DecomposeSdpa, DecomposeReduceMean>(patterns.getContext());
+               DecomposeSdpa, DecomposeReduceMean, PowOfHalf>(
+      patterns.getContext());
   // Not a decomposition: the layout a convolution's lowering reads its
   // weight in, asked for here so that prepacking can provide it.
   patterns.add<ChannelsLastConvolutionWeight>(patterns.getContext());

@@ -222,6 +222,26 @@ func.func @clamp(%x: tensor<3xf32>, %lo: tensor<f32>, %hi: tensor<2x3xf32>) -> (
 
 // -----
 
+// x ** 0.5 and x ** -0.5 are sqrt and rsqrt, as eager's pow kernel computes them
+// (they differ from pow at -inf and -0); other exponents stay pow.
+// CHECK-LABEL: func.func @pow_of_half
+// CHECK-SAME: (%[[X:.*]]: tensor<3xf32>)
+// CHECK: %[[S:.*]] = poptorch.sqrt %[[X]] : (tensor<3xf32>) -> tensor<3xf32>
+// CHECK: %[[R:.*]] = poptorch.rsqrt %[[X]] : (tensor<3xf32>) -> tensor<3xf32>
+// CHECK: %[[P:.*]] = poptorch.pow %[[X]], %{{.*}} : (tensor<3xf32>, tensor<f32>) -> tensor<3xf32>
+// CHECK: return %[[S]], %[[R]], %[[P]]
+func.func @pow_of_half(%x: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) {
+  %half = poptorch.constant dense<5.000000e-01> : tensor<f32> : tensor<f32>
+  %minus = poptorch.constant dense<-5.000000e-01> : tensor<f32> : tensor<f32>
+  %other = poptorch.constant dense<1.500000e+00> : tensor<f32> : tensor<f32>
+  %0 = poptorch.pow %x, %half : (tensor<3xf32>, tensor<f32>) -> tensor<3xf32>
+  %1 = poptorch.pow %x, %minus : (tensor<3xf32>, tensor<f32>) -> tensor<3xf32>
+  %2 = poptorch.pow %x, %other : (tensor<3xf32>, tensor<f32>) -> tensor<3xf32>
+  return %0, %1, %2 : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+}
+
+// -----
+
 // Training mode: the batch's mean and biased variance over (N, H, W).
 // CHECK-LABEL: func.func @batch_norm_training
 // CHECK: %[[S:.*]] = poptorch.reduce_sum %{{.*}} {dims = array<i64: 0, 2, 3>, keepdim = true} : tensor<2x3x4x4xf32> -> tensor<1x3x1x1xf32>
