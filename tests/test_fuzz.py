@@ -78,3 +78,20 @@ def test_generator_is_deterministic() -> None:
     out = subprocess.run([sys.executable, "-W", "ignore", "-c", code], env=env, capture_output=True,
                          text=True, check=True).stdout
     assert json.loads(out) == [hashlib.sha256(s.encode()).hexdigest() for s in first]
+
+
+def test_float64_second_opinion() -> None:
+    """A difference from eager is excused (``eager_inexact``) only where the compiled result is
+    as close to the float64 result as eager's is, never where eager is exact."""
+    import torch
+    from fuzz.checks import _no_worse
+
+    exact = torch.tensor([1.0, 2.0, float("inf"), -3.0], dtype=torch.float64)
+    eager = torch.tensor([1.0, 2.0, float("nan"), -3.0])
+    assert _no_worse(torch.tensor([1.0, 2.0, float("inf"), -3.0]), eager, exact)
+    assert not _no_worse(torch.tensor([1.0, 2.5, float("inf"), -3.0]), eager, exact)
+    assert not _no_worse(torch.tensor([1.0, 2.0, float("nan"), float("nan")]), eager, exact)
+    # An argmax of near-ties: eager is off by up to 3 from float64; so may the compiled be.
+    assert _no_worse(torch.tensor([0, 2]), torch.tensor([3, 0]), torch.tensor([0, 0]))
+    assert not _no_worse(torch.tensor([0, 7]), torch.tensor([3, 0]), torch.tensor([0, 0]))
+    assert not _no_worse([torch.zeros(2)], [torch.zeros(3)], [torch.zeros(3, dtype=torch.float64)])

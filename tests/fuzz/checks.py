@@ -140,6 +140,14 @@ def check_model(model: Any, make_inputs: Callable[[], list[Any]],
     for call, (a, e) in enumerate(zip(actual, expected, strict=True), 1):
         diff = _difference(a, e, f"call {call}")
         if diff:
+            # A second opinion where eager's own float arithmetic is in doubt: the model in
+            # float64. Where the compiled result is no farther from it than eager's (an argmax
+            # of near-ties, a cast to int of a rounded value, eager's vectorized GELU that is
+            # NaN at +inf), the difference is float rounding, not the compiler's: reported,
+            # not a failure.
+            exact = _float64_results(model, make_inputs)
+            if exact is not None and _no_worse(a, e, exact[call - 1]):
+                return "eager_inexact", diff
             return "mismatch", diff
     eager_buffers = dict(eager_model.named_buffers())
     for name, buf in compiled_model.named_buffers():
@@ -152,7 +160,84 @@ def check_model(model: Any, make_inputs: Callable[[], list[Any]],
     return "ok", ""
 
 
-CHECK_FUNCTIONS = (_describe_error, _clone_tree, _inputs_written, _tolerance, _difference, check_model)
+def _float64_results(model: Any, make_inputs: Callable[[], list[Any]]) -> list[Any] | None:
+    """Two eager calls of ``model`` with its floating-point parameters, buffers and inputs in
+    float64; None when the model does not run so."""
+    import copy
+
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    floats = (torch.float16, torch.bfloat16, torch.float32)
+    narrowing = ("half", "float", "bfloat16")
+
+    class Widen(TorchFunctionMode):
+        """Every floating-point dtype the model names (constants, casts) is float64."""
+
+        def __torch_function__(self, func: Any, types: Any, args: Any = (),
+                               kwargs: Any = None) -> Any:
+            kwargs = {k: torch.float64 if v in floats else v for k, v in (kwargs or {}).items()}
+            args = tuple(torch.float64 if a in floats else a for a in args)
+            if getattr(func, "__name__", "") in narrowing:
+                func = torch.Tensor.double
+            return func(*args, **kwargs)
+
+    def widen(x: Any) -> Any:
+        return x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+
+    try:
+        wide = copy.deepcopy(model).double()
+        with torch.no_grad(), Widen():
+            inputs = [widen(x) for x in make_inputs()]
+            return [_clone_tree(wide(*inputs)) for _ in range(2)]
+    except Exception:
+        return None
+
+
+def _no_worse(actual: Any, expected: Any, exact: Any) -> bool:
+    """Whether ``actual`` is as close to ``exact`` (float64) as eager's ``expected``: within
+    tolerance where eager is NaN or infinite and float64 is not, else no element farther from
+    it than twice eager's largest error (NaN is infinitely far from a number and equal to
+    NaN). Structures must agree."""
+    import torch
+
+    if isinstance(actual, torch.Tensor):
+        if not (isinstance(expected, torch.Tensor) and isinstance(exact, torch.Tensor)) \
+                or actual.shape != expected.shape or actual.shape != exact.shape \
+                or actual.dtype != expected.dtype:
+            return False
+
+        def distance(x: torch.Tensor) -> torch.Tensor:
+            x, r = x.double(), exact.double()
+            d = (x - r).abs()
+            d = torch.where(torch.isnan(x) & torch.isnan(r), 0.0, d)
+            d = torch.where(torch.isnan(x) != torch.isnan(r), float("inf"), d)
+            return torch.where(x == r, 0.0, d)  # equal infinities
+
+        rtol, atol = _tolerance(expected)
+        tol = atol + rtol * exact.double().abs().nan_to_num(0.0, posinf=0.0, neginf=0.0)
+        mine, eager = distance(actual), distance(expected)
+        # Where eager is NaN or infinite and float64 is not, the compiled result must be
+        # float64's; elsewhere its largest error at most twice eager's largest.
+        wild = torch.isinf(eager)
+        if not bool((mine[wild] <= tol[wild]).all()):
+            return False
+        tame = ~wild
+        worst = float(eager[tame].max()) if bool(tame.any()) else 0.0
+        return bool((mine[tame] <= 2 * worst + tol[tame]).all())
+    if isinstance(actual, (list, tuple)):
+        return isinstance(expected, (list, tuple)) and isinstance(exact, (list, tuple)) \
+            and len(actual) == len(expected) == len(exact) \
+            and all(_no_worse(a, e, x) for a, e, x in zip(actual, expected, exact, strict=True))
+    if isinstance(actual, dict):
+        return isinstance(expected, dict) and isinstance(exact, dict) \
+            and actual.keys() == expected.keys() == exact.keys() \
+            and all(_no_worse(actual[k], expected[k], exact[k]) for k in actual)
+    return actual == expected
+
+
+CHECK_FUNCTIONS = (_describe_error, _clone_tree, _inputs_written, _tolerance, _difference,
+                   _float64_results, _no_worse, check_model)
 # Read now: a reproducer written after this file changed on disk must still get these functions.
 CHECK_SOURCE = "\n\n".join(inspect.getsource(fn) for fn in CHECK_FUNCTIONS)
 

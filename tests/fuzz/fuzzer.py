@@ -15,7 +15,9 @@ buffers after ``copyWeightsToHost()`` must equal eager's. Outcomes (``OUTCOMES``
 ``mismatch``, ``input_written``, ``crash``, ``timeout``, ``untyped_error`` (an exception from
 poptorch that is not a ``poptorch.Error``), ``compile_error`` (a ``poptorch.Error`` where eager
 succeeded: reported, an unsupported combination is a legitimate refusal), ``both_raise``,
-``eager_error`` (skipped) and ``fuzzer_error`` (a bug of this file).
+``eager_error`` (skipped), ``eager_inexact`` (the results differ from eager's but equal those of
+the model run in float64: eager's float arithmetic is at fault, e.g. its vectorized GELU is NaN
+at +inf) and ``fuzzer_error`` (a bug of this file).
 
 Every failure gets a standalone reproducer ``.py`` in the output folder; the first
 ``minimize_limit`` failures of each class are minimized first (statements dropped or cut into

@@ -241,10 +241,12 @@ void vectorizeIfPossible(RewriterBase &rewriter, linalg::LinalgOp op) {
       return;
     sizes = *ub;
   }
-  // Whole untiled ops would become huge vectors (and a huge LLVM module).
+  // Whole untiled ops would become huge vectors (and a huge LLVM module):
+  // counted in whole registers along the innermost loop.
+  SmallVector<int64_t> shape(sizes.empty() ? op.getStaticLoopRanges() : sizes);
   int64_t elems = 1;
-  for (int64_t r : sizes.empty() ? op.getStaticLoopRanges() : sizes)
-    elems *= r;
+  for (size_t d = 0; d < shape.size(); ++d)
+    elems *= d + 1 == shape.size() ? roundUp(shape[d], target.lanes) : shape[d];
   if (elems > 4 * kMaxVectorElems)
     return;
   if (failed(linalg::vectorizeOpPrecondition(
@@ -1124,15 +1126,19 @@ void tileGeneric(RewriterBase &rewriter, linalg::LinalgOp op,
   if (nLoops == 0 || llvm::is_contained(ranges, 0))
     return;
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
-  // Reductions stay whole (up to the vector budget); parallel loops are
-  // tiled to 1 except the innermost one, which becomes the vector.
+  // Reductions stay whole (up to the vector budget, innermost first, the
+  // innermost loop counted in whole registers: a reduction over dims ending
+  // in a unit dim is one register per element); parallel loops are tiled to
+  // 1 except the innermost one, which becomes the vector.
   SmallVector<int64_t> sizes(nLoops, 1);
   int64_t elems = 1;
-  for (unsigned d = 0; d < nLoops; ++d)
+  for (int d = nLoops - 1; d >= 0; --d)
     if (iters[d] == utils::IteratorType::reduction) {
-      sizes[d] = ranges[d] * elems <= kMaxVectorElems ? 0 : 1;
+      int64_t extent =
+          d == (int)nLoops - 1 ? roundUp(ranges[d], target.lanes) : ranges[d];
+      sizes[d] = extent * elems <= kMaxVectorElems ? 0 : 1;
       if (sizes[d] == 0)
-        elems *= ranges[d];
+        elems *= extent;
     }
   int innerParallel = -1;
   for (int d = nLoops - 1; d >= 0; --d)

@@ -366,3 +366,26 @@ func.func @panel_matmul_accumulator_from_fill(%x: tensor<16x64xf32>, %w: tensor<
   } -> tensor<16x2x32xf32>
   return %mm : tensor<16x2x32xf32>
 }
+
+// -----
+
+// A reduction over dims that end in a unit dim: the budget counts whole
+// registers along the innermost dim, so the outer dims become loops instead
+// of one vector of 2592 single-lane registers (which took LLVM minutes).
+// CHECK-LABEL: func.func @reduce_ending_in_unit_dim
+// CHECK-NOT: vector<3x6x8x18x1xi64>
+// CHECK: scf.for %{{.*}} = %c0 to %c3
+// CHECK: scf.for %{{.*}} = %c0 to %c6
+// CHECK: vector.transfer_read {{.*}} : tensor<3x6x8x18x1xi64>, vector<1x1x8x18x1xi64>
+// CHECK: vector.reduction <add>, %{{.*}} : vector<144xi64> into i64
+func.func @reduce_ending_in_unit_dim(%x: tensor<3x6x8x18x1xi64>) -> tensor<i64> {
+  %c0 = arith.constant 0 : i64
+  %e = tensor.empty() : tensor<i64>
+  %init = linalg.fill ins(%c0 : i64) outs(%e : tensor<i64>) -> tensor<i64>
+  %r = linalg.reduce ins(%x : tensor<3x6x8x18x1xi64>) outs(%init : tensor<i64>) dimensions = [0, 1, 2, 3, 4]
+    (%in: i64, %acc: i64) {
+      %s = arith.addi %in, %acc : i64
+      linalg.yield %s : i64
+    }
+  return %r : tensor<i64>
+}
