@@ -1417,6 +1417,9 @@ struct ViewMap {
   /// A position of numel(Q): memory between the elements of a tensor with
   /// gaps, read as zero (see mapGappedView).
   bool gapsReadAsZero = false;
+  /// The expanded (stride 0) dims of the base, whose elements share memory:
+  /// read at index 0 before anything else (Q is the unexpanded value).
+  std::vector<int64_t> unexpandedBase;
 };
 
 namespace {
@@ -1560,6 +1563,26 @@ ViewMap Tracer::mapView(const at::Tensor &self, c10::IntArrayRef sizes,
                      ", strides " + c10::str(strides) + ") " + why +
                      "; use reshape, permute, slicing or expand instead");
   };
+  // An expanded base (stride 0 along a dim of size > 1: the same value all
+  // along it) is mapped as its unexpanded value, index 0 of those dims.
+  std::vector<int64_t> expanded;
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (self.size(d) > 1 && self.stride(d) == 0)
+      expanded.push_back(d);
+  if (!expanded.empty()) {
+    std::vector<int64_t> unexpanded = self.sizes().vec();
+    int64_t extent = self.storage_offset() + 1;
+    for (int64_t d : expanded)
+      unexpanded[d] = 1;
+    for (int64_t d = 0; d < self.dim(); ++d)
+      extent += (unexpanded[d] - 1) * self.stride(d);
+    at::Tensor standIn =
+        at::empty({extent}, self.options().device(c10::kMeta))
+            .as_strided(unexpanded, self.strides(), self.storage_offset());
+    ViewMap map = mapView(standIn, sizes, strides, offset, opName);
+    map.unexpandedBase = std::move(expanded);
+    return map;
+  }
   ViewMap map;
   map.sizes = sizes.vec();
   const int64_t n = self.dim();
@@ -1736,6 +1759,8 @@ ValueId Tracer::emitSlice(ValueId in, int64_t dim, int64_t start, int64_t step,
 
 ValueId Tracer::readView(const ViewMap &map, ValueId base,
                          const SourceLoc &loc) {
+  for (int64_t d : map.unexpandedBase)
+    base = emitSlice(base, d, 0, 1, 1, loc);
   ValueId v = emitPermute(base, map.order, loc);
   if (map.reshapeOnly)
     return emit("poptorch.reshape", v, map.sizes, {}, loc);
@@ -1769,7 +1794,7 @@ ValueId Tracer::readView(const ViewMap &map, ValueId base,
 
 ValueId Tracer::writeView(const ViewMap &map, ValueId base, ValueId value,
                           const char *opName, const SourceLoc &loc) {
-  if (map.broadcast)
+  if (map.broadcast || !map.unexpandedBase.empty())
     fail(opName,
          "writes into a broadcast (expanded) view, which is not supported");
   if (!map.positions.empty())

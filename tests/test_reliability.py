@@ -290,6 +290,24 @@ def test_intermediate_view_layouts(fn):
     run_like_eager(lambda x: (x * 1, fn(x * 1)), torch.arange(16.0).reshape(4, 4))
 
 
+EXPANDED_VIEW_CASES = [
+    # Views of an expanded (stride 0) tensor read its unexpanded value: the pieces of a chunk,
+    # a slice of a slice, a diagonal and an unfold window of memory that the rows share.
+    ("chunk-div", lambda x: x.chunk(2, dim=0)[1].div(x[:2], rounding_mode="floor")),
+    ("slice-of-slice", lambda x: x[1:][:, 1:3] * 2),
+    ("diagonal", lambda x: x.diagonal() + 1),
+    ("unfold", lambda x: x.unfold(1, 2, 1).sum(-1)),
+    ("transposed-chunk", lambda x: x.t().chunk(2, dim=1)[0].exp()),
+]
+
+
+@pytest.mark.parametrize("fn", [c[1] for c in EXPANDED_VIEW_CASES],
+                         ids=[c[0] for c in EXPANDED_VIEW_CASES])
+def test_views_of_expanded_tensors(fn):
+    run_like_eager(fn, (torch.arange(4.0) + 1).expand(4, 4))
+    run_like_eager(lambda x: fn(x.expand(4, 4)), torch.arange(4.0) + 1)
+
+
 def test_a_new_layout_is_a_new_variant():
     """The program is specialised on its inputs' layouts: the same shape with other
     strides recompiles, and each layout keeps eager's view-or-copy decision."""
