@@ -1881,11 +1881,17 @@ void Tracer::captureScatter(const c10::OperatorHandle &op, const char *viewOp,
       .callBoxed(viewStack);
   const at::Tensor view = viewStack.at(0).toTensor();
   SourceLoc loc = sourceLocation();
-  ViewMap map = mapView(meta, view.sizes(), view.strides(),
-                        view.storage_offset(), opName.c_str());
-  ValueId result =
-      writeView(map, valueOf(self, std::nullopt, opName),
-                valueOf(src, self.scalar_type(), opName), opName.c_str(), loc);
+  ValueId result;
+  if (view.numel() == 0) {
+    // Writing into no elements (x[n:] = v with n the size) leaves self.
+    result = valueOf(self, std::nullopt, opName);
+  } else {
+    ViewMap map = mapView(meta, view.sizes(), view.strides(),
+                          view.storage_offset(), opName.c_str());
+    result = writeView(map, valueOf(self, std::nullopt, opName),
+                       valueOf(src, self.scalar_type(), opName), opName.c_str(),
+                       loc);
+  }
   torch::jit::drop(*stack, nargs);
   at::Tensor out = emptyIpu(self.sizes(), c10::contiguous_strides(self.sizes()),
                             self.scalar_type());

@@ -401,3 +401,18 @@ def test_pow_scalar_special_values(exponent, dtype):
     zeros = expected == 0
     assert torch.equal(torch.signbit(out[zeros]), torch.signbit(expected[zeros])), \
         "the sign of zeros differs"
+
+
+# --- writes into views with no elements leave their base as it is ---------------
+
+EMPTY_WRITES = [
+    ("slice-past-end", lambda x: (x.__setitem__(slice(4, None), 1.0), x * 2)[1]),
+    ("empty-column-range", lambda x: (x[:, 2:2].add_(1), x + 0)[1]),
+    ("select-of-empty", lambda x: (x[1:1][:, 0].mul_(3), x - 1)[1]),
+    ("intermediate", lambda x: (lambda y: (y[:, 5:].fill_(7), y)[1])(x * 1)),
+]
+
+
+@pytest.mark.parametrize("fn", [c[1] for c in EMPTY_WRITES], ids=[c[0] for c in EMPTY_WRITES])
+def test_write_into_empty_view(fn):
+    run_like_eager(fn, torch.arange(16.0).reshape(4, 4))
