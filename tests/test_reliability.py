@@ -416,3 +416,15 @@ EMPTY_WRITES = [
 @pytest.mark.parametrize("fn", [c[1] for c in EMPTY_WRITES], ids=[c[0] for c in EMPTY_WRITES])
 def test_write_into_empty_view(fn):
     run_like_eager(fn, torch.arange(16.0).reshape(4, 4))
+
+
+# --- bool tensors gathered by a generic (tile, repeat) are read as bytes ----------
+
+@pytest.mark.parametrize("fn", [
+    lambda x: x.tile((2, 1)).sum(),
+    lambda x: x.repeat(3, 2).sum(dim=1),
+    lambda x: x.tile((2, 1)).to(torch.int64).cumsum(1),
+    lambda x: torch.where(x.repeat(2, 1), 1.0, -1.0),
+], ids=["tile-sum", "repeat-sum", "tile-cumsum", "repeat-where"])
+def test_bool_tensor_gathered(fn):
+    run_twice(fn, torch.tensor([True, False, True, True, False, False, False, True]))

@@ -228,6 +228,14 @@ void vectorizeIfPossible(RewriterBase &rewriter, linalg::LinalgOp op) {
   if (llvm::any_of(op->getOperands(), isBoolTensor) ||
       llvm::any_of(op->getResults(), isBoolTensor))
     return;
+  // (Also a body that gathers from one: its tensor.extract would become a
+  // vector read of i1, bits where the tensor has bytes.)
+  bool gathersBool = false;
+  op->walk([&](tensor::ExtractOp extract) {
+    gathersBool |= isBoolTensor(extract.getTensor());
+  });
+  if (gathersBool)
+    return;
   SmallVector<int64_t> sizes;
   bool isContraction = op.getNumReductionLoops() > 0 &&
                        succeeded(linalg::inferContractionDims(op));

@@ -389,3 +389,22 @@ func.func @reduce_ending_in_unit_dim(%x: tensor<3x6x8x18x1xi64>) -> tensor<i64> 
     }
   return %r : tensor<i64>
 }
+
+// -----
+
+// A generic that gathers from a bool tensor stays scalar: a vector read of i1
+// would load bits where the tensor holds bytes (torch.bool's layout).
+// CHECK-LABEL: func.func @gathers_from_bool
+// CHECK-NOT: vector<{{.*}}xi1>
+// CHECK: tensor.extract %{{.*}} : tensor<8xi1>
+func.func @gathers_from_bool(%x: tensor<8xi1>) -> tensor<2x8xi64> {
+  %e = tensor.empty() : tensor<2x8xi64>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%e : tensor<2x8xi64>) {
+  ^bb0(%out: i64):
+    %j = linalg.index 1 : index
+    %b = tensor.extract %x[%j] : tensor<8xi1>
+    %v = arith.extui %b : i1 to i64
+    linalg.yield %v : i64
+  } -> tensor<2x8xi64>
+  return %r : tensor<2x8xi64>
+}
