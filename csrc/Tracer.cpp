@@ -1451,6 +1451,36 @@ AttrValue i64Attr(int64_t value) {
   return a;
 }
 
+/// The memory offsets (from `base`) of a strided view's elements, row-major.
+std::vector<int64_t> viewOffsets(c10::IntArrayRef sizes,
+                                 c10::IntArrayRef strides, int64_t base) {
+  const int64_t m = static_cast<int64_t>(sizes.size());
+  const int64_t numel = c10::multiply_integers(sizes);
+  std::vector<int64_t> offsets;
+  offsets.reserve(numel);
+  std::vector<int64_t> index(m, 0);
+  for (int64_t e = 0; e < numel; ++e) {
+    int64_t p = base;
+    for (int64_t i = 0; i < m; ++i)
+      p += index[i] * strides[i];
+    offsets.push_back(p);
+    for (int64_t i = m; i-- > 0;)
+      if (++index[i] < sizes[i])
+        break;
+      else
+        index[i] = 0;
+  }
+  return offsets;
+}
+
+/// Why the tracer refuses a strided view, with what to do instead.
+std::string viewRefusal(c10::IntArrayRef sizes, c10::IntArrayRef strides,
+                        const std::string &why) {
+  return "a strided view of a traced tensor (sizes " + c10::str(sizes) +
+         ", strides " + c10::str(strides) + ") " + why +
+         "; use reshape, permute, slicing or expand instead";
+}
+
 } // namespace
 
 /// mapView of a tensor whose memory has gaps (a select, a stepped slice: the
@@ -1464,9 +1494,7 @@ ViewMap Tracer::mapGappedView(const at::Tensor &self, ViewMap map,
                               c10::IntArrayRef sizes, c10::IntArrayRef strides,
                               int64_t offset, const char *opName) const {
   auto refuse = [&](const std::string &why) {
-    fail(opName, "a strided view of a traced tensor (sizes " + c10::str(sizes) +
-                     ", strides " + c10::str(strides) + ") " + why +
-                     "; use reshape, permute, slicing or expand instead");
+    fail(opName, viewRefusal(sizes, strides, why));
   };
   const std::vector<int64_t> &S = map.S;
   const int64_t n = static_cast<int64_t>(S.size());
@@ -1535,22 +1563,12 @@ ViewMap Tracer::mapGappedView(const at::Tensor &self, ViewMap map,
       sizes[0] * static_cast<int64_t>(self.element_size()) ==
           static_cast<int64_t>(self.storage().nbytes());
   const int64_t numelQ = c10::multiply_integers(S);
-  map.positions.reserve(c10::multiply_integers(sizes));
-  std::vector<int64_t> index(m, 0);
-  for (int64_t e = 0, numel = c10::multiply_integers(sizes); e < numel; ++e) {
-    int64_t p = rem;
-    for (int64_t i = 0; i < m; ++i)
-      p += index[i] * strides[i];
+  for (int64_t p : viewOffsets(sizes, strides, rem)) {
     std::optional<int64_t> d = toDense(p);
     if (!d && !wholeMemory)
       refuse("that reads memory between or outside the tensor's elements");
     map.positions.push_back(d.value_or(numelQ));
     map.gapsReadAsZero |= !d;
-    for (int64_t i = m; i-- > 0;)
-      if (++index[i] < sizes[i])
-        break;
-      else
-        index[i] = 0;
   }
   return map;
 }
@@ -1559,9 +1577,7 @@ ViewMap Tracer::mapView(const at::Tensor &self, c10::IntArrayRef sizes,
                         c10::IntArrayRef strides, int64_t offset,
                         const char *opName) const {
   auto unsupportedView = [&](const std::string &why) {
-    fail(opName, "a strided view of a traced tensor (sizes " + c10::str(sizes) +
-                     ", strides " + c10::str(strides) + ") " + why +
-                     "; use reshape, permute, slicing or expand instead");
+    fail(opName, viewRefusal(sizes, strides, why));
   };
   // An expanded base (stride 0 along a dim of size > 1: the same value all
   // along it) is mapped as its unexpanded value, index 0 of those dims.
@@ -1610,23 +1626,10 @@ ViewMap Tracer::mapView(const at::Tensor &self, c10::IntArrayRef sizes,
   // A view that is not a slice, permutation or broadcast of Q reads its
   // elements by position (as as_strided's definition says).
   auto gatherView = [&](const std::string &why) {
-    const int64_t base = offset - self.storage_offset();
-    const int64_t m = static_cast<int64_t>(sizes.size());
-    std::vector<int64_t> index(m, 0);
-    map.positions.reserve(numel);
-    for (int64_t e = 0; e < numel; ++e) {
-      int64_t p = base;
-      for (int64_t i = 0; i < m; ++i)
-        p += index[i] * strides[i];
+    map.positions = viewOffsets(sizes, strides, offset - self.storage_offset());
+    for (int64_t p : map.positions)
       if (p < 0 || p >= self.numel())
         unsupportedView(why + " and reads memory outside the tensor");
-      map.positions.push_back(p);
-      for (int64_t i = m; i-- > 0;)
-        if (++index[i] < sizes[i])
-          break;
-        else
-          index[i] = 0;
-    }
     return map;
   };
   if (rem < 0)
