@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -95,3 +96,31 @@ def test_float64_second_opinion() -> None:
     assert _no_worse(torch.tensor([0, 2]), torch.tensor([3, 0]), torch.tensor([0, 0]))
     assert not _no_worse(torch.tensor([0, 7]), torch.tensor([3, 0]), torch.tensor([0, 0]))
     assert not _no_worse([torch.zeros(2)], [torch.zeros(3)], [torch.zeros(3, dtype=torch.float64)])
+
+
+def test_overlapping_write_is_undefined_only_where_views_differ() -> None:
+    """``eager_undefined`` excuses a difference only where eager's in-place op reads, through
+    another view, memory it writes (whose result PyTorch leaves undefined); an op that reads
+    the very tensor it writes, or a disjoint part of its memory, is defined."""
+    import torch
+    from fuzz.checks import _eager_overlapping_write
+
+    class Model(torch.nn.Module):
+        def __init__(self, body: Callable[[torch.Tensor], None]) -> None:
+            super().__init__()
+            self.body = body
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            y = x.clone()
+            self.body(y)
+            return y
+
+    def inputs() -> list[torch.Tensor]:
+        return [torch.randn(5, 5)]
+
+    assert "sub_" in _eager_overlapping_write(Model(lambda y: y.sub_(y.select(1, -3))), inputs)
+    assert _eager_overlapping_write(Model(lambda y: y.mul_(y)), inputs) == ""
+    assert _eager_overlapping_write(Model(lambda y: y[:2].add_(y[3:])), inputs) == ""
+    assert "mul_" in _eager_overlapping_write(Model(lambda y: y[1:].mul_(y[:-1, :1])), inputs)
+    # eager refuses the overlaps it can see: not undefined, an error
+    assert _eager_overlapping_write(Model(lambda y: y[1:].copy_(y[:-1])), inputs) == ""

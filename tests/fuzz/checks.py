@@ -148,6 +148,13 @@ def check_model(model: Any, make_inputs: Callable[[], list[Any]],
             exact = _float64_results(model, make_inputs)
             if exact is not None and _no_worse(a, e, exact[call - 1]):
                 return "eager_inexact", diff
+            # An in-place op that reads memory it writes through another view (x -= x[0]
+            # broadcast over x's rows): eager's result depends on the order its kernel visits
+            # the elements, which PyTorch leaves undefined; the compiled program reads every
+            # operand before writing.
+            overlap = _eager_overlapping_write(model, make_inputs)
+            if overlap:
+                return "eager_undefined", f"{diff}; {overlap}"
             return "mismatch", diff
     eager_buffers = dict(eager_model.named_buffers())
     for name, buf in compiled_model.named_buffers():
@@ -194,6 +201,57 @@ def _float64_results(model: Any, make_inputs: Callable[[], list[Any]]) -> list[A
         return None
 
 
+def _eager_overlapping_write(model: Any, make_inputs: Callable[[], list[Any]]) -> str:
+    """The first aten op of an eager call of ``model`` that writes a tensor whose memory another
+    of its operands reads through a different view (partial overlap: undefined in PyTorch),
+    named; empty when there is none."""
+    import copy
+
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    def extent(t: torch.Tensor) -> tuple[int, int, int]:
+        first = t.storage_offset() * t.element_size()
+        span = sum((n - 1) * abs(s) for n, s in zip(t.shape, t.stride(), strict=True))
+        last = first + span * t.element_size()
+        return t.untyped_storage().data_ptr(), first, last + t.element_size()
+
+    def same_view(a: torch.Tensor, b: torch.Tensor) -> bool:
+        return a.storage_offset() == b.storage_offset() and a.shape == b.shape \
+            and a.stride() == b.stride() and a.dtype == b.dtype
+
+    class Overlaps(TorchDispatchMode):
+        found = ""
+
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
+                               kwargs: Any = None) -> Any:
+            kwargs = kwargs or {}
+            schema = func._schema
+            written, read = [], []
+            for i, arg in enumerate(schema.arguments):
+                value = args[i] if i < len(args) else kwargs.get(arg.name)
+                tensors = [value] if isinstance(value, torch.Tensor) else \
+                    [v for v in value if isinstance(v, torch.Tensor)] \
+                    if isinstance(value, (list, tuple)) else []
+                is_written = arg.alias_info is not None and arg.alias_info.is_write
+                (written if is_written else read).extend(t for t in tensors if t.numel())
+            for w in written:
+                ptr, lo, hi = extent(w)
+                for r in read:
+                    rptr, rlo, rhi = extent(r)
+                    if rptr == ptr and rlo < hi and lo < rhi and not same_view(w, r):
+                        self.found = self.found or f"eager's {func} reads memory it writes"
+            return func(*args, **kwargs)
+
+    try:
+        mode = Overlaps()
+        with torch.no_grad(), mode:
+            copy.deepcopy(model)(*make_inputs())
+        return mode.found
+    except Exception:
+        return ""
+
+
 def _no_worse(actual: Any, expected: Any, exact: Any) -> bool:
     """Whether ``actual`` is as close to ``exact`` (float64) as eager's ``expected``: within
     tolerance where eager is NaN or infinite and float64 is not, else no element farther from
@@ -237,7 +295,7 @@ def _no_worse(actual: Any, expected: Any, exact: Any) -> bool:
 
 
 CHECK_FUNCTIONS = (_describe_error, _clone_tree, _inputs_written, _tolerance, _difference,
-                   _float64_results, _no_worse, check_model)
+                   _float64_results, _eager_overlapping_write, _no_worse, check_model)
 # Read now: a reproducer written after this file changed on disk must still get these functions.
 CHECK_SOURCE = "\n\n".join(inspect.getsource(fn) for fn in CHECK_FUNCTIONS)
 

@@ -17,7 +17,9 @@ poptorch that is not a ``poptorch.Error``), ``compile_error`` (a ``poptorch.Erro
 succeeded: reported, an unsupported combination is a legitimate refusal), ``both_raise``,
 ``eager_error`` (skipped), ``eager_inexact`` (the results differ from eager's but equal those of
 the model run in float64: eager's float arithmetic is at fault, e.g. its vectorized GELU is NaN
-at +inf) and ``fuzzer_error`` (a bug of this file).
+at +inf), ``eager_undefined`` (the results differ and eager ran an in-place op that reads,
+through another view, memory it writes: PyTorch leaves that result undefined) and
+``fuzzer_error`` (a bug of this file).
 
 Every failure gets a standalone reproducer ``.py`` in the output folder; the first
 ``minimize_limit`` failures of each class are minimized first (statements dropped or cut into

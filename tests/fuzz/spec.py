@@ -18,7 +18,7 @@ T = TypeVar("T")
 # because every error poptorch raises must derive from poptorch.Error.
 FAILURES = ("crash", "mismatch", "input_written", "timeout", "untyped_error")
 OUTCOMES = ("ok", *FAILURES, "compile_error", "both_raise", "eager_error", "eager_inexact",
-            "fuzzer_error")
+            "eager_undefined", "fuzzer_error")
 
 # Sizes of input dimensions: edge cases (0, 1) and vector tails (9, 17) on purpose. Every value
 # that the size shrinker maps to (1, 2, s // 2) is in the tuple, so a shrunk choice replays.
