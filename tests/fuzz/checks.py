@@ -148,7 +148,7 @@ def check_model(model: Any, make_inputs: Callable[[], list[Any]],
             exact = _float64_results(model, make_inputs)
             if exact is not None and _no_worse(a, e, exact[call - 1]):
                 return "eager_inexact", diff
-            # An in-place op that reads memory it writes through another view (x -= x[0]
+            # An in-place op that reads memory it writes through another view (x -= x.select(1, 0)
             # broadcast over x's rows): eager's result depends on the order its kernel visits
             # the elements, which PyTorch leaves undefined; the compiled program reads every
             # operand before writing.
