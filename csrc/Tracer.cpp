@@ -107,6 +107,8 @@ const OpSpec *findSpec(const c10::OperatorName &name) {
 // runs eagerly on ipu tensors are never captured by another thread's trace.
 thread_local Tracer *gCurrent = nullptr;
 
+} // namespace
+
 ElemType elemTypeOf(at::ScalarType t, const std::string &opName) {
   switch (t) {
   case at::kFloat:
@@ -136,13 +138,15 @@ ElemType elemTypeOf(at::ScalarType t, const std::string &opName) {
   }
 }
 
-TensorType tensorTypeOf(const at::Tensor &t, const std::string &opName) {
-  return TensorType{t.sizes().vec(), elemTypeOf(t.scalar_type(), opName)};
-}
-
 std::string opDisplayName(const c10::OperatorHandle &op) {
   const auto &n = op.schema().operator_name();
   return n.overload_name.empty() ? n.name : n.name + "." + n.overload_name;
+}
+
+namespace {
+
+TensorType tensorTypeOf(const at::Tensor &t, const std::string &opName) {
+  return TensorType{t.sizes().vec(), elemTypeOf(t.scalar_type(), opName)};
 }
 
 bool isIpu(const at::Tensor &t) {
@@ -668,20 +672,27 @@ std::vector<c10::IValue> Tracer::runOnMeta(const c10::OperatorHandle &op,
   return out;
 }
 
-std::vector<c10::IValue>
-Tracer::eagerViewGeometry(const c10::OperatorHandle &op,
-                          const std::vector<c10::IValue> &args) {
+std::optional<c10::OperatorHandle> viewOpOf(const c10::OperatorHandle &op) {
   const c10::OperatorName &name = op.schema().operator_name();
   std::string_view base(name.name);
   if (base.size() <= 5 || base.substr(base.size() - 5) != "_copy")
-    return {};
+    return std::nullopt;
   auto view = c10::Dispatcher::singleton().findOp(
       {std::string(base.substr(0, base.size() - 5)), name.overload_name});
   if (!view)
-    return {};
+    return std::nullopt;
   const auto &returns = view->schema().returns();
   if (returns.size() != 1 || !returns[0].alias_info() ||
       returns[0].type()->kind() != c10::TypeKind::TensorType)
+    return std::nullopt;
+  return view;
+}
+
+std::vector<c10::IValue>
+Tracer::eagerViewGeometry(const c10::OperatorHandle &op,
+                          const std::vector<c10::IValue> &args) {
+  std::optional<c10::OperatorHandle> view = viewOpOf(op);
+  if (!view)
     return {};
   try {
     return runOnMeta(*view, args, false);
@@ -805,6 +816,20 @@ void Tracer::foldOnHost(const c10::OperatorHandle &op,
 }
 
 void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
+  const c10::FunctionSchema &schema = op.schema();
+  std::string_view name = schema.name();
+  bool viewCopy = name.size() > 5 && name.substr(name.size() - 5) == "_copy";
+  if (!viewCopy && expandedViews.empty())
+    return captureOp(op, stack);
+  size_t nargs = schema.arguments().size();
+  std::vector<c10::IValue> args(stack->end() - nargs, stack->end());
+  captureOp(op, stack);
+  if (schema.returns().size() == 1 && stack->back().isTensor())
+    followExpandedViews(op, args, stack->back().toTensor());
+}
+
+void Tracer::captureOp(const c10::OperatorHandle &op,
+                       torch::jit::Stack *stack) {
   const c10::FunctionSchema &schema = op.schema();
   const std::string opName = opDisplayName(op);
   size_t nargs = schema.arguments().size();
@@ -1393,568 +1418,6 @@ at::Tensor Tracer::captureFunctionalCopy(const at::Tensor &self,
           : emptyIpu(self.sizes(), self.strides(), self.scalar_type());
   captureCopy(out, src);
   return out;
-}
-
-//===----------------------------------------------------------------------===//
-// Views that reach the backend (inside composite ops' decompositions)
-//===----------------------------------------------------------------------===//
-
-/// How a strided view (sizes, strides, offset) of a dense tensor reads its
-/// logical value: bring the value into memory order (`order`, giving a
-/// contiguous Q of shape S), then either reshape it (`reshapeOnly`), or take
-/// a strided range (start, step, len) of every dim of Q, permute the ranged
-/// dims into view order (`perm`), reshape to `unexpanded` and broadcast to
-/// `sizes`.
-struct ViewMap {
-  std::vector<int64_t> order, S;
-  bool reshapeOnly = false;
-  std::vector<int64_t> start, step, len, perm, permutedShape, unexpanded, sizes;
-  bool broadcast = false;
-  /// Any other view of dense memory (overlapping windows, a diagonal, an
-  /// offset that is not a slice start): the flat position in Q of each of
-  /// the view's elements, row-major.
-  std::vector<int64_t> positions;
-  /// A position of numel(Q): memory between the elements of a tensor with
-  /// gaps, read as zero (see mapGappedView).
-  bool gapsReadAsZero = false;
-  /// The expanded (stride 0) dims of the base, whose elements share memory:
-  /// read at index 0 before anything else (Q is the unexpanded value).
-  std::vector<int64_t> unexpandedBase;
-};
-
-namespace {
-
-std::vector<int64_t> iota(int64_t n) {
-  std::vector<int64_t> v(n);
-  std::iota(v.begin(), v.end(), 0);
-  return v;
-}
-
-std::vector<int64_t> inversePermutation(const std::vector<int64_t> &p) {
-  std::vector<int64_t> inv(p.size());
-  for (size_t i = 0; i < p.size(); ++i)
-    inv[p[i]] = static_cast<int64_t>(i);
-  return inv;
-}
-
-AttrValue intsAttr(std::vector<int64_t> values) {
-  AttrValue a;
-  a.kind = AttrValue::Ints;
-  a.ints = std::move(values);
-  return a;
-}
-
-AttrValue i64Attr(int64_t value) {
-  AttrValue a;
-  a.kind = AttrValue::I64;
-  a.i = value;
-  return a;
-}
-
-/// The memory offsets (from `base`) of a strided view's elements, row-major.
-std::vector<int64_t> viewOffsets(c10::IntArrayRef sizes,
-                                 c10::IntArrayRef strides, int64_t base) {
-  const int64_t m = static_cast<int64_t>(sizes.size());
-  const int64_t numel = c10::multiply_integers(sizes);
-  std::vector<int64_t> offsets;
-  offsets.reserve(numel);
-  std::vector<int64_t> index(m, 0);
-  for (int64_t e = 0; e < numel; ++e) {
-    int64_t p = base;
-    for (int64_t i = 0; i < m; ++i)
-      p += index[i] * strides[i];
-    offsets.push_back(p);
-    for (int64_t i = m; i-- > 0;)
-      if (++index[i] < sizes[i])
-        break;
-      else
-        index[i] = 0;
-  }
-  return offsets;
-}
-
-/// Why the tracer refuses a strided view, with what to do instead.
-std::string viewRefusal(c10::IntArrayRef sizes, c10::IntArrayRef strides,
-                        const std::string &why) {
-  return "a strided view of a traced tensor (sizes " + c10::str(sizes) +
-         ", strides " + c10::str(strides) + ") " + why +
-         "; use reshape, permute, slicing or expand instead";
-}
-
-} // namespace
-
-/// mapView of a tensor whose memory has gaps (a select, a stepped slice: the
-/// eager layout of such a view, which tracing keeps so that a later reshape
-/// is a view or a copy as in eager). Each memory offset of the view is
-/// translated into the dense layout of `self`'s value (Q); a view that is a
-/// strided range there is mapped as a view of that dense layout, any other
-/// reads its elements by position. Memory in the gaps is not `self`'s: a view
-/// that reads it is refused.
-ViewMap Tracer::mapGappedView(const at::Tensor &self, ViewMap map,
-                              c10::IntArrayRef sizes, c10::IntArrayRef strides,
-                              int64_t offset, const char *opName) const {
-  auto refuse = [&](const std::string &why) {
-    fail(opName, viewRefusal(sizes, strides, why));
-  };
-  const std::vector<int64_t> &S = map.S;
-  const int64_t n = static_cast<int64_t>(S.size());
-  auto contiguousStrides = c10::contiguous_strides(S);
-  std::vector<int64_t> C(contiguousStrides.begin(), contiguousStrides.end());
-  std::vector<int64_t> P(n); // the memory strides of Q's dims
-  int64_t extent = 1;        // memory spanned by the dims inside k
-  for (int64_t k = n; k-- > 0;) {
-    P[k] = self.stride(map.order[k]);
-    if (S[k] == 1)
-      continue;
-    if (P[k] < extent)
-      refuse("of a tensor with overlapping memory");
-    extent += P[k] * (S[k] - 1);
-  }
-  // The offset in Q of the element at memory offset `p` (from self's start).
-  auto toDense = [&](int64_t p) -> std::optional<int64_t> {
-    if (p < 0)
-      return std::nullopt;
-    int64_t d = 0;
-    for (int64_t k = 0; k < n; ++k) {
-      if (S[k] == 1)
-        continue;
-      int64_t i = p / P[k];
-      if (i >= S[k])
-        return std::nullopt;
-      p -= i * P[k];
-      d += i * C[k];
-    }
-    if (p != 0)
-      return std::nullopt;
-    return d;
-  };
-  const int64_t rem = offset - self.storage_offset();
-  const int64_t m = static_cast<int64_t>(sizes.size());
-  std::optional<int64_t> base = toDense(rem);
-  std::vector<int64_t> dense(m);
-  auto unitStrides = c10::contiguous_strides(sizes);
-  bool ranged = base.has_value();
-  for (int64_t i = 0; i < m && ranged; ++i) {
-    if (sizes[i] == 1 || strides[i] == 0) {
-      dense[i] = sizes[i] == 1 ? unitStrides[i] : 0;
-      continue;
-    }
-    std::optional<int64_t> next = toDense(rem + strides[i]);
-    std::optional<int64_t> last = toDense(rem + (sizes[i] - 1) * strides[i]);
-    ranged = next && last && *next > *base &&
-             *last - *base == (sizes[i] - 1) * (*next - *base);
-    if (ranged)
-      dense[i] = *next - *base;
-  }
-  if (ranged) {
-    // The same view of the value laid out densely, in the same dim order.
-    std::vector<int64_t> denseOfSelf(n);
-    for (int64_t k = 0; k < n; ++k)
-      denseOfSelf[map.order[k]] = C[k];
-    at::Tensor standIn = at::empty_strided(self.sizes(), denseOfSelf,
-                                           self.options().device(c10::kMeta));
-    return mapView(standIn, sizes, dense, *base, opName);
-  }
-  // The tensor's whole memory as one dim (what torch's clone_preserve_strides
-  // copies, to view it again with the same layout): its gaps hold no value of
-  // the tensor and read as zero. Any other view into the gaps is refused.
-  const bool wholeMemory =
-      m == 1 && strides[0] == 1 && rem == 0 &&
-      sizes[0] * static_cast<int64_t>(self.element_size()) ==
-          static_cast<int64_t>(self.storage().nbytes());
-  const int64_t numelQ = c10::multiply_integers(S);
-  for (int64_t p : viewOffsets(sizes, strides, rem)) {
-    std::optional<int64_t> d = toDense(p);
-    if (!d && !wholeMemory)
-      refuse("that reads memory between or outside the tensor's elements");
-    map.positions.push_back(d.value_or(numelQ));
-    map.gapsReadAsZero |= !d;
-  }
-  return map;
-}
-
-ViewMap Tracer::mapView(const at::Tensor &self, c10::IntArrayRef sizes,
-                        c10::IntArrayRef strides, int64_t offset,
-                        const char *opName) const {
-  auto unsupportedView = [&](const std::string &why) {
-    fail(opName, viewRefusal(sizes, strides, why));
-  };
-  // An expanded base (stride 0 along a dim of size > 1: the same value all
-  // along it) is mapped as its unexpanded value, index 0 of those dims.
-  std::vector<int64_t> expanded;
-  for (int64_t d = 0; d < self.dim(); ++d)
-    if (self.size(d) > 1 && self.stride(d) == 0)
-      expanded.push_back(d);
-  if (!expanded.empty()) {
-    std::vector<int64_t> unexpanded = self.sizes().vec();
-    int64_t extent = self.storage_offset() + 1;
-    for (int64_t d : expanded)
-      unexpanded[d] = 1;
-    for (int64_t d = 0; d < self.dim(); ++d)
-      extent += (unexpanded[d] - 1) * self.stride(d);
-    at::Tensor standIn =
-        at::empty({extent}, self.options().device(c10::kMeta))
-            .as_strided(unexpanded, self.strides(), self.storage_offset());
-    ViewMap map = mapView(standIn, sizes, strides, offset, opName);
-    map.unexpandedBase = std::move(expanded);
-    return map;
-  }
-  ViewMap map;
-  map.sizes = sizes.vec();
-  const int64_t n = self.dim();
-  map.order = iota(n);
-  std::stable_sort(map.order.begin(), map.order.end(),
-                   [&](int64_t a, int64_t b) {
-                     if (self.size(a) == 1 || self.size(b) == 1)
-                       return false; // unit dims have no meaningful stride:
-                                     // keep them in place
-                     return self.stride(a) > self.stride(b);
-                   });
-  for (int64_t d : map.order)
-    map.S.push_back(self.size(d));
-  const std::vector<int64_t> &S = map.S;
-  auto contiguousStrides = c10::contiguous_strides(S);
-  std::vector<int64_t> C(contiguousStrides.begin(), contiguousStrides.end());
-  bool gaps = false;
-  for (int64_t k = 0; k < n; ++k)
-    gaps |= S[k] > 1 && self.stride(map.order[k]) != C[k];
-  if (gaps)
-    return mapGappedView(self, map, sizes, strides, offset, opName);
-
-  int64_t rem = offset - self.storage_offset();
-  int64_t numel = c10::multiply_integers(sizes);
-  // A view that is not a slice, permutation or broadcast of Q reads its
-  // elements by position (as as_strided's definition says).
-  auto gatherView = [&](const std::string &why) {
-    map.positions = viewOffsets(sizes, strides, offset - self.storage_offset());
-    for (int64_t p : map.positions)
-      if (p < 0 || p >= self.numel())
-        unsupportedView(why + " and reads memory outside the tensor");
-    return map;
-  };
-  if (rem < 0)
-    return gatherView("that starts before the tensor");
-  if (rem == 0 && numel == self.numel() &&
-      c10::IntArrayRef(c10::contiguous_strides(sizes)) == strides) {
-    map.reshapeOnly = true;
-    return map;
-  }
-  if (numel == 0)
-    unsupportedView("with no elements");
-
-  // Each view dim of size > 1 is a broadcast (stride 0) or a strided range
-  // of one dim of Q; the offset gives the start in every dim of Q (the dims
-  // of Q that the view does not range over are selected at that start).
-  map.start.assign(n, 0);
-  map.step.assign(n, 1);
-  map.len.assign(n, 1);
-  std::vector<int64_t> viewDimOf(n, -1);
-  for (int64_t k = 0; k < n; ++k)
-    if (S[k] > 1) {
-      map.start[k] = rem / C[k];
-      rem -= map.start[k] * C[k];
-      if (map.start[k] >= S[k])
-        return gatherView("that starts past the end of dim " +
-                          std::to_string(map.order[k]));
-    }
-  if (rem != 0)
-    return gatherView("with an unaligned offset");
-  const int64_t m = static_cast<int64_t>(sizes.size());
-  for (int64_t i = 0; i < m; ++i) {
-    if (sizes[i] == 1)
-      continue;
-    if (strides[i] == 0) {
-      map.broadcast = true;
-      continue;
-    }
-    // The only candidate is the dim of Q with the largest stride <= the
-    // view's (a larger step would run past the end of that dim).
-    int64_t k = 0;
-    while (k < n && (S[k] == 1 || C[k] > strides[i]))
-      ++k;
-    if (k == n || viewDimOf[k] >= 0 || strides[i] % C[k] != 0 ||
-        map.start[k] + (sizes[i] - 1) * (strides[i] / C[k]) >= S[k]) {
-      map.broadcast = false;
-      return gatherView("that is not a slice, permutation or broadcast of it");
-    }
-    viewDimOf[k] = i;
-    map.step[k] = strides[i] / C[k];
-    map.len[k] = sizes[i];
-  }
-  // Ranged dims in view order, then the (now unit) selected dims.
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t k = 0; k < n; ++k)
-      if (viewDimOf[k] == i)
-        map.perm.push_back(k);
-  for (int64_t k = 0; k < n; ++k)
-    if (viewDimOf[k] < 0)
-      map.perm.push_back(k);
-  for (int64_t k : map.perm)
-    map.permutedShape.push_back(map.len[k]);
-  for (int64_t i = 0; i < m; ++i)
-    map.unexpanded.push_back(sizes[i] > 1 && strides[i] == 0 ? 1 : sizes[i]);
-  return map;
-}
-
-ValueId Tracer::emit(const char *op, ValueId in, std::vector<int64_t> shape,
-                     std::vector<std::pair<std::string, AttrValue>> attrs,
-                     const SourceLoc &loc) {
-  TensorType to = builder.typeOf(in);
-  if (to.shape == shape && (std::string(op) == "poptorch.reshape" ||
-                            std::string(op) == "poptorch.expand"))
-    return in;
-  to.shape = std::move(shape);
-  return builder.addOp(op, {{in}}, attrs, {to}, loc)[0];
-}
-
-void Tracer::expandGroupedKeyValues(const std::vector<c10::IValue> &args,
-                                    std::vector<std::vector<ValueId>> &operands,
-                                    const SourceLoc &loc) {
-  // scaled_dot_product_attention(q, k, v, mask, dropout_p, is_causal, scale,
-  // enable_gqa): with grouped-query attention each key/value head serves
-  // q_heads / kv_heads consecutive query heads, as repeat_interleave on dim
-  // -3 would make them: [.., Hkv, S, D] -> [.., Hkv, G, S, D] -> [.., Hq, S,
-  // D].
-  if (args.size() < 8 || !args[7].isBool() || !args[7].toBool())
-    return;
-  const at::Tensor &q = args[0].toTensor();
-  if (q.dim() < 3)
-    return;
-  int64_t heads = q.size(-3);
-  for (size_t i : {size_t(1), size_t(2)}) {
-    const at::Tensor &t = args[i].toTensor();
-    int64_t kvHeads = t.size(-3);
-    if (kvHeads == heads || kvHeads == 0 || heads % kvHeads != 0)
-      continue;
-    std::vector<int64_t> shape(t.sizes().begin(), t.sizes().end());
-    std::vector<int64_t> grouped(shape);
-    grouped.insert(grouped.end() - 2, 1);
-    ValueId v = emit("poptorch.reshape", operands[i].at(0), grouped, {}, loc);
-    grouped[grouped.size() - 3] = heads / kvHeads;
-    v = emit("poptorch.expand", v, grouped, {}, loc);
-    shape[shape.size() - 3] = heads;
-    operands[i] = {emit("poptorch.reshape", v, shape, {}, loc)};
-  }
-}
-
-ValueId Tracer::emitPermute(ValueId in, const std::vector<int64_t> &dims,
-                            const SourceLoc &loc) {
-  if (dims == iota(static_cast<int64_t>(dims.size())))
-    return in;
-  std::vector<int64_t> shape, from = builder.typeOf(in).shape;
-  for (int64_t d : dims)
-    shape.push_back(from[d]);
-  return emit("poptorch.permute", in, shape, {{"dims", intsAttr(dims)}}, loc);
-}
-
-ValueId Tracer::emitSlice(ValueId in, int64_t dim, int64_t start, int64_t step,
-                          int64_t len, const SourceLoc &loc) {
-  std::vector<int64_t> shape = builder.typeOf(in).shape;
-  if (start == 0 && step == 1 && len == shape[dim])
-    return in;
-  shape[dim] = len;
-  return emit("poptorch.slice", in, shape,
-              {{"dim", i64Attr(dim)},
-               {"start", i64Attr(start)},
-               {"step", i64Attr(step)}},
-              loc);
-}
-
-ValueId Tracer::readView(const ViewMap &map, ValueId base,
-                         const SourceLoc &loc) {
-  for (int64_t d : map.unexpandedBase)
-    base = emitSlice(base, d, 0, 1, 1, loc);
-  ValueId v = emitPermute(base, map.order, loc);
-  if (map.reshapeOnly)
-    return emit("poptorch.reshape", v, map.sizes, {}, loc);
-  if (!map.positions.empty()) {
-    int64_t n = static_cast<int64_t>(map.positions.size());
-    int64_t numelQ = c10::multiply_integers(map.S);
-    ValueId flat = emit("poptorch.reshape", v, {numelQ}, {}, loc);
-    if (map.gapsReadAsZero) {
-      TensorType zeroType = builder.typeOf(flat);
-      zeroType.shape = {1};
-      std::vector<char> zero(elemSize(zeroType.dtype), 0);
-      ValueId gap = builder.addConstant(zeroType, zero.data());
-      zeroType.shape = {numelQ + 1};
-      flat = builder.addOp("poptorch.cat", {{flat, gap}}, {{"dim", i64Attr(0)}},
-                           {zeroType}, loc)[0];
-    }
-    ValueId index =
-        builder.addConstant({{n}, ElemType::I64}, map.positions.data());
-    TensorType to = builder.typeOf(flat);
-    to.shape = {n};
-    v = builder.addOp("poptorch.index", {{flat}, {index}},
-                      {{"dims", intsAttr({0})}}, {to}, loc)[0];
-    return emit("poptorch.reshape", v, map.sizes, {}, loc);
-  }
-  for (size_t k = 0; k < map.S.size(); ++k)
-    v = emitSlice(v, k, map.start[k], map.step[k], map.len[k], loc);
-  v = emitPermute(v, map.perm, loc);
-  v = emit("poptorch.reshape", v, map.unexpanded, {}, loc);
-  return emit("poptorch.expand", v, map.sizes, {}, loc);
-}
-
-ValueId Tracer::writeView(const ViewMap &map, ValueId base, ValueId value,
-                          const char *opName, const SourceLoc &loc) {
-  if (map.broadcast || !map.unexpandedBase.empty())
-    fail(opName,
-         "writes into a broadcast (expanded) view, which is not supported");
-  if (!map.positions.empty())
-    fail(opName, "writes into a strided view that is not a slice, "
-                 "permutation or broadcast of its base, which is not "
-                 "supported; write into a slice, or build the result with "
-                 "index_put or scatter");
-  ValueId q = emitPermute(base, map.order, loc);
-  if (map.reshapeOnly)
-    return emitPermute(emit("poptorch.reshape", value, map.S, {}, loc),
-                       inversePermutation(map.order), loc);
-  ValueId w = emit("poptorch.reshape", value, map.permutedShape, {}, loc);
-  w = emitPermute(w, inversePermutation(map.perm), loc);
-  // Insert w into q one dim of Q at a time: along dim k, the region of q at
-  // start + i * step (i < len) is replaced by the result of inserting w into
-  // that region along the remaining dims.
-  std::function<ValueId(ValueId, size_t)> insert = [&](ValueId into,
-                                                       size_t k) -> ValueId {
-    if (k == map.S.size())
-      return w;
-    int64_t size = builder.typeOf(into).shape[k];
-    int64_t start = map.start[k], step = map.step[k], len = map.len[k];
-    ValueId region = emitSlice(into, k, start, step, len, loc);
-    ValueId middle = insert(region, k + 1);
-    if (start == 0 && step == 1 && len == size)
-      return middle;
-    if (step != 1)
-      return builder.addOp("poptorch.slice_insert", {{into}, {middle}},
-                           {{"dim", i64Attr(k)},
-                            {"start", i64Attr(start)},
-                            {"step", i64Attr(step)}},
-                           {builder.typeOf(into)}, loc)[0];
-    std::vector<ValueId> pieces;
-    if (start > 0)
-      pieces.push_back(emitSlice(into, k, 0, 1, start, loc));
-    pieces.push_back(middle);
-    int64_t end = start + len;
-    if (end < size)
-      pieces.push_back(emitSlice(into, k, end, 1, size - end, loc));
-    TensorType to = builder.typeOf(into);
-    return builder.addOp("poptorch.cat", {pieces}, {{"dim", i64Attr(k)}}, {to},
-                         loc)[0];
-  };
-  return emitPermute(insert(q, 0), inversePermutation(map.order), loc);
-}
-
-std::optional<ValueId> Tracer::viewValue(const at::Tensor &self,
-                                         c10::IntArrayRef sizes,
-                                         c10::IntArrayRef strides,
-                                         int64_t offset, const char *opName) {
-  if (!isTraced(self))
-    return std::nullopt;
-  ++opCount;
-  if (c10::multiply_integers(sizes) == 0) // reads nothing, wherever it starts
-    return builder.addConstant(
-        TensorType{sizes.vec(), elemTypeOf(self.scalar_type(), opName)},
-        nullptr);
-  ViewMap map = mapView(self, sizes, strides, offset, opName);
-  return readView(map, valueOf(self, std::nullopt, opName), sourceLocation());
-}
-
-void Tracer::captureScatter(const c10::OperatorHandle &op, const char *viewOp,
-                            const char *viewOverload,
-                            torch::jit::Stack *stack) {
-  const c10::FunctionSchema &schema = op.schema();
-  const std::string opName = opDisplayName(op);
-  size_t nargs = schema.arguments().size();
-  std::vector<c10::IValue> args(stack->end() - nargs, stack->end());
-  const at::Tensor self = args[0].toTensor(), src = args[1].toTensor();
-  if (!isTraced(self) && !isTraced(src))
-    return foldOnHost(op, stack);
-  ++opCount;
-  // `x_scatter(self, src, args...)` writes src into `x(self, args...)`: take
-  // that view's geometry from the view op run on a Meta tensor shaped like
-  // self and laid out as its value is (densely; self itself carries the
-  // strides of the eager view it stands for, see eagerViewGeometry).
-  at::Tensor meta =
-      at::empty_strided(self.sizes(), c10::contiguous_strides(self.sizes()),
-                        self.options().device(c10::kMeta));
-  torch::jit::Stack viewStack{meta};
-  viewStack.insert(viewStack.end(), args.begin() + 2, args.end());
-  c10::Dispatcher::singleton()
-      .findSchemaOrThrow(viewOp, viewOverload)
-      .callBoxed(viewStack);
-  const at::Tensor view = viewStack.at(0).toTensor();
-  SourceLoc loc = sourceLocation();
-  ValueId result;
-  if (view.numel() == 0) {
-    // Writing into no elements (x[n:] = v with n the size) leaves self.
-    result = valueOf(self, std::nullopt, opName);
-  } else {
-    ViewMap map = mapView(meta, view.sizes(), view.strides(),
-                          view.storage_offset(), opName.c_str());
-    result = writeView(map, valueOf(self, std::nullopt, opName),
-                       valueOf(src, self.scalar_type(), opName), opName.c_str(),
-                       loc);
-  }
-  torch::jit::drop(*stack, nargs);
-  at::Tensor out = emptyIpu(self.sizes(), c10::contiguous_strides(self.sizes()),
-                            self.scalar_type());
-  bindValue(out, result);
-  stack->push_back(out);
-}
-
-std::optional<at::Tensor> Tracer::captureView(const at::Tensor &self,
-                                              c10::IntArrayRef sizes,
-                                              c10::IntArrayRef strides,
-                                              int64_t offset,
-                                              const char *opName) {
-  std::optional<ValueId> v = viewValue(self, sizes, strides, offset, opName);
-  if (!v)
-    return std::nullopt;
-  // The view's value, laid out as eager's view is (gaps and broadcasts
-  // included), so that what a later reshape does is what eager does.
-  at::Tensor out = emptyIpu(sizes, strides, self.scalar_type());
-  bindValue(out, *v);
-  return out;
-}
-
-std::optional<at::Tensor> Tracer::captureReshape(const at::Tensor &self,
-                                                 c10::IntArrayRef sizes,
-                                                 c10::IntArrayRef strides,
-                                                 const char *opName) {
-  if (!isTraced(self))
-    return std::nullopt;
-  if (c10::multiply_integers(sizes) == 0)
-    return captureView(self, sizes, strides, self.storage_offset(), opName);
-  ++opCount;
-  ValueId v = emit("poptorch.reshape", valueOf(self, std::nullopt, opName),
-                   sizes.vec(), {}, sourceLocation());
-  at::Tensor out = emptyIpu(sizes, strides, self.scalar_type());
-  bindValue(out, v);
-  return out;
-}
-
-bool Tracer::captureViewInplace(const at::Tensor &self, c10::IntArrayRef sizes,
-                                c10::IntArrayRef strides, int64_t offset,
-                                const char *opName) {
-  std::optional<ValueId> v = viewValue(self, sizes, strides, offset, opName);
-  if (!v)
-    return false;
-  // `self` now holds the view's value, laid out as eager's view is (see
-  // captureView) where its memory holds that layout, else contiguously.
-  int64_t needed = offset + 1;
-  for (size_t i = 0; i < sizes.size(); ++i)
-    needed += sizes[i] == 0 ? 0 : (sizes[i] - 1) * strides[i];
-  c10::TensorImpl *impl = self.unsafeGetTensorImpl();
-  if (c10::multiply_integers(sizes) > 0 &&
-      needed * self.element_size() <=
-          static_cast<int64_t>(impl->storage().nbytes())) {
-    impl->set_sizes_and_strides(sizes, strides);
-    impl->set_storage_offset(offset);
-  } else {
-    impl->set_sizes_contiguous(sizes);
-  }
-  bindValue(self, *v);
-  return true;
 }
 
 std::string Tracer::unsupportedReport() const {

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -76,12 +77,32 @@ struct Guard {
   bool inProgram = false;
 };
 
+/// A traced value that is a view of the memory of a tensor B that was
+/// expanded (`B.expand(...)`, `broadcast_to`, and the views of those), with
+/// its geometry in B's memory (TracerViews.cpp, followExpandedViews).
+struct ExpandedView {
+  ValueId root = -1;  // B's value
+  ValueId image = -1; // B's value after the writes into this view so far
+  std::vector<int64_t> sizes, strides;
+  int64_t offset = 0;
+};
+
 /// Computes values of the program so far for the inputs being traced:
 /// compiles `module` (whose @main returns the values), runs it on `args`
 /// (@main's arguments, CPU tensors) and writes the values into `results`.
 using Evaluator = std::function<void(const std::string &module,
                                      const std::vector<at::Tensor> &args,
                                      const std::vector<at::Tensor> &results)>;
+
+/// The dialect's element type of a torch dtype; an error naming `opName` for
+/// dtypes the dialect has none of.
+poptorch_bridge::ElemType elemTypeOf(at::ScalarType t,
+                                     const std::string &opName);
+/// "aten::add.Tensor".
+std::string opDisplayName(const c10::OperatorHandle &op);
+/// The view op of a functionalized view op (`aten::select` for
+/// `aten::select_copy.int`) whose one result is a view of its input.
+std::optional<c10::OperatorHandle> viewOpOf(const c10::OperatorHandle &op);
 
 /// Where TRACE lines go (set from Python by poptorch.setLogLevel); none: off.
 void setTraceSink(std::function<void(const std::string &)> sink);
@@ -198,6 +219,7 @@ public:
 
 private:
   friend class OpLogScope;
+  void captureOp(const c10::OperatorHandle &op, torch::jit::Stack *stack);
   TracedValue *lookup(const at::Tensor &t);
   std::optional<ValueId> viewValue(const at::Tensor &self,
                                    c10::IntArrayRef sizes,
@@ -209,6 +231,29 @@ private:
   ViewMap mapGappedView(const at::Tensor &self, ViewMap map,
                         c10::IntArrayRef sizes, c10::IntArrayRef strides,
                         int64_t offset, const char *opName) const;
+  /// Writes through views of an expanded tensor (`y.expand(3, n)[1] = v`,
+  /// which writes y in eager): functionalization rebuilds y arithmetically,
+  /// as y + sum_to(mutated - y), which makes NaN of an inf in y and loses a
+  /// small write into a large value. Called after each captured op, this
+  /// follows expands and the views of them; captureScatter computes the
+  /// written y directly (expandedWrite), and the sum_to formula's result is
+  /// bound to it.
+  void followExpandedViews(const c10::OperatorHandle &op,
+                           const std::vector<c10::IValue> &args,
+                           const at::Tensor &out);
+  /// What the scatter `op(self, src, args...)` writes into an expanded
+  /// tensor's memory: self's ExpandedView with the written image, if self is
+  /// one and the write is exact.
+  std::optional<ExpandedView>
+  expandedWrite(const std::vector<c10::IValue> &args,
+                const c10::OperatorHandle &viewOp, const std::string &opName,
+                const poptorch_bridge::SourceLoc &loc);
+  /// The view op `viewOp(meta, rest...)` on a Meta tensor laid out as
+  /// (sizes, strides, offset).
+  at::Tensor viewOnMeta(const c10::OperatorHandle &viewOp,
+                        c10::ArrayRef<c10::IValue> rest, c10::IntArrayRef sizes,
+                        c10::IntArrayRef strides, int64_t offset,
+                        at::ScalarType dtype);
   /// The view's value, read from the base's value.
   ValueId readView(const ViewMap &map, ValueId base,
                    const poptorch_bridge::SourceLoc &loc);
@@ -262,6 +307,23 @@ private:
                                      bool staticShape = false);
   std::vector<c10::IValue> callOnMeta(const c10::OperatorHandle &op,
                                       const std::vector<c10::IValue> &args);
+
+  /// followExpandedViews' state: values that are views of an expanded
+  /// tensor's memory; the expanded tensors (B's value -> a Meta tensor with
+  /// B's layout); and the partial results of functionalization's inverse of
+  /// expand, B + sum_to(mutated - B), with the view they undo.
+  std::unordered_map<ValueId, ExpandedView> expandedViews;
+  std::unordered_map<ValueId, at::Tensor> expandedBases;
+  std::unordered_map<ValueId, ExpandedView> expandInverses;
+  /// Where each functionalized view (`<view>_copy`) comes from: its input
+  /// and how (the op and its other arguments).
+  struct ViewOrigin {
+    ValueId parent;
+    std::string how;
+  };
+  std::unordered_map<ValueId, ViewOrigin> viewOrigins;
+  /// Whether two values are the same views of one value.
+  bool sameView(ValueId a, ValueId b) const;
 
   poptorch_bridge::GraphBuilder builder;
   std::unordered_map<c10::TensorImpl *, TracedValue> values;

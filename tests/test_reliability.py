@@ -222,7 +222,8 @@ def run_like_eager(fn, *args) -> None:
             expected = fn(*eager_args)
         assert_matches(model(*mine), expected)
         for a, b in zip(mine, eager_args, strict=True):
-            torch.testing.assert_close(a, b, rtol=0, atol=0, msg="the input differs from eager's")
+            torch.testing.assert_close(a, b, rtol=0, atol=0, equal_nan=True,
+                                       msg="the input differs from eager's")
 
 
 def _same_layout_copy(t: torch.Tensor) -> torch.Tensor:
@@ -428,3 +429,61 @@ def test_write_into_empty_view(fn):
 ], ids=["tile-sum", "repeat-sum", "tile-cumsum", "repeat-where"])
 def test_bool_tensor_gathered(fn):
     run_twice(fn, torch.tensor([True, False, True, True, False, False, False, True]))
+
+
+# --- writes through views of an expanded tensor write its base's memory ----------------
+
+def _write_row(y, v):
+    y.expand(3, 4)[1].add_(v)
+
+
+def _assign_row(y, v):
+    e = y.expand(3, 4)
+    e[2] = v
+    return e * 1
+
+
+def _nested_broadcast_to(y, v):
+    torch.broadcast_to(y, (2, 3, 4))[0][1] = v
+
+
+def _unsqueezed_slice(y, v):
+    y.unsqueeze(0).expand(2, 1, 4)[1, 0, 1:3] = v[:2]
+
+
+def _transposed_base(y, v):
+    y.reshape(2, 2).t().expand(3, 2, 2)[1].copy_(v.reshape(2, 2))
+
+
+def _whole_expand_as(y, v):
+    y.expand_as(y).scatter_(0, torch.tensor([1, 3]), v[:2])
+
+
+def _whole_unit_expand(y, v):
+    y[None].expand(1, 4).mul_(2)
+
+
+EXPANDED_WRITES = [
+    # Functionalization rebuilds the base as base + sum_to(mutated_view - base), which is
+    # NaN where the base holds an inf and 0 where a write of 1 lands on 1e20; eager writes
+    # the memory the expanded view's rows share.
+    ("select-add_", _write_row),
+    ("setitem-row", _assign_row),
+    ("nested-broadcast_to", _nested_broadcast_to),
+    ("unsqueeze-expand-slice", _unsqueezed_slice),
+    ("transposed-base", _transposed_base),
+    ("whole-expand_as-scatter_", _whole_expand_as),
+    ("whole-unit-expand-mul_", _whole_unit_expand),
+]
+
+
+@pytest.mark.parametrize("write", [c[1] for c in EXPANDED_WRITES],
+                         ids=[c[0] for c in EXPANDED_WRITES])
+def test_write_through_expanded_view(write):
+    def fn(x, v):
+        y = x * 1
+        out = write(y, v)
+        return (y,) if out is None else (y, out)
+
+    x = torch.tensor([float("inf"), 1e20, -float("inf"), 3.0])
+    run_like_eager(fn, x, torch.tensor([1.0, 2.0, 3.0, 4.0]))

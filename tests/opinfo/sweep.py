@@ -403,6 +403,10 @@ class _Unit:
     error: str = ""  # the samples could not be made
     seconds: float = 0.0  # spent on its samples, eager runs included
 
+    @property
+    def done(self) -> bool:
+        return bool(self.error) or (self.count is not None and len(self.results) >= self.count)
+
 
 class _Worker:
     def __init__(self, ctx: Any, settings: dict[str, Any], log: str) -> None:
@@ -484,8 +488,13 @@ def plan(op_db: list[Any], dtypes: Iterable[str], ops: Iterable[str] | None = No
 def run_sweep(dtypes: Iterable[str] = DTYPES, *, ops: Iterable[str] | None = None, jobs: int = 2,
               max_samples: int | None = None, timeout_s: float = SAMPLE_TIMEOUT_S,
               verify_each: bool = True, check_meta: bool = True,
-              progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+              progress: Callable[[str], None] | None = None,
+              checkpoint: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """Runs the sweep and returns its report (see ``summarize`` for its shape).
+
+    ``checkpoint`` is given the report of the (op, dtype) units finished so far, marked
+    ``"partial": true``, every minute and when the sweep is interrupted, so that a
+    stopped sweep keeps what it measured.
 
     ``verify_each`` and ``check_meta`` are the test suite's compiler checks
     (tests/conftest.py): the sweep runs with them whether it is started by pytest or
@@ -502,8 +511,20 @@ def run_sweep(dtypes: Iterable[str] = DTYPES, *, ops: Iterable[str] | None = Non
                         "OMP_NUM_THREADS": "1", "TMPDIR": tmp},
                 "check_meta": check_meta}
     pool = _Pool(settings, jobs, tmp, timeout_s, max_samples)
+
+    def partial(state: dict[tuple[str, str], _Unit]) -> None:
+        if checkpoint is not None:
+            finished = {k: u for k, u in state.items() if u.done}
+            checkpoint({**_report(finished, excluded, dtypes, max_samples,
+                                  time.monotonic() - started, pool.restarts),
+                        "partial": True, "units_planned": len(state)})
+
+    pool.checkpoint = partial
     try:
         state = pool.run(units, progress)
+    except BaseException:
+        partial(pool.state)
+        raise
     finally:
         pool.close()
         shutil.rmtree(tmp, ignore_errors=True)
@@ -529,14 +550,16 @@ class _Pool:
         self.workers = [_Worker(self.ctx, settings, os.path.join(tmp, f"worker{i}.log"))
                         for i in range(jobs)]
         self.queue: collections.deque[tuple[_Unit, int, int]] = collections.deque()
+        self.state: dict[tuple[str, str], _Unit] = {}
+        self.checkpoint: Callable[[dict[tuple[str, str], _Unit]], None] | None = None
 
     def run(self, units: list[tuple[str, str]], progress: Callable[[str], None] | None
             ) -> dict[tuple[str, str], _Unit]:
-        state = {u: _Unit(*u) for u in units}
+        state = self.state = {u: _Unit(*u) for u in units}
         # A unit's first chunk says how many samples it has; its other chunks then
         # go to the front of the queue.
         self.queue.extend((unit, 0, CHUNK) for unit in state.values())
-        started = last_report = time.monotonic()
+        started = last_report = last_checkpoint = time.monotonic()
         while True:
             for w in self.workers:
                 if w.ready and w.unit is None and self.queue:
@@ -556,11 +579,13 @@ class _Pool:
                     self._replace(i, "timeout")
             if progress is not None and time.monotonic() - last_report > 30:
                 last_report = time.monotonic()
-                done = sum(1 for u in state.values()
-                           if u.error or (u.count is not None and len(u.results) >= u.count))
+                done = sum(1 for u in state.values() if u.done)
                 samples = sum(len(u.results) for u in state.values())
                 progress(f"[opinfo] {done}/{len(state)} (op, dtype) done, {samples} samples, "
                          f"{last_report - started:.0f} s")
+            if self.checkpoint is not None and time.monotonic() - last_checkpoint > 60:
+                last_checkpoint = time.monotonic()
+                self.checkpoint(state)
 
     def _receive(self, i: int) -> None:
         w = self.workers[i]
@@ -776,7 +801,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ops", default=None, help="comma-separated OpInfo names or name.variant")
     parser.add_argument("--max-samples", type=int, default=None, help="first N samples per op, dtype")
     parser.add_argument("--timeout", type=float, default=SAMPLE_TIMEOUT_S, help="seconds per sample")
-    parser.add_argument("--json", default=None, help="write the full report here")
+    parser.add_argument("--json", default=None,
+                        help="write the full report here (while it runs: the finished part)")
     parser.add_argument("--update-expected", action="store_true",
                         help=f"rewrite {os.path.relpath(EXPECTED_PATH)} from this sweep")
     parser.add_argument("--errors", type=int, default=15, help="show the N most common errors")
@@ -785,9 +811,16 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     if args.update_expected and (args.ops or args.max_samples is not None):
         parser.error("--update-expected needs the sweep of all ops and samples")
+    def write_json(report: dict[str, Any]) -> None:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        with open(args.json + ".tmp", "w") as f:
+            json.dump(report, f, indent=1)
+        os.replace(args.json + ".tmp", args.json)
+
     report = run_sweep(args.dtypes.split(","), ops=args.ops.split(",") if args.ops else None,
                        jobs=args.jobs, max_samples=args.max_samples, timeout_s=args.timeout,
-                       progress=lambda line: print(line, file=sys.stderr, flush=True))
+                       progress=lambda line: print(line, file=sys.stderr, flush=True),
+                       checkpoint=write_json if args.json else None)
     print(summarize(report))
     print("most common errors: (op, dtype), samples, error")
     for line, n_units, n_samples in error_lines(report)[:args.errors]:
@@ -801,9 +834,7 @@ def main(argv: list[str] | None = None) -> int:
         for line in improvements:
             print(f"  improvement: {line}")
     if args.json:
-        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-        with open(args.json, "w") as f:
-            json.dump(report, f, indent=1)
+        write_json(report)
     if args.update_expected:
         write_expected(report)
         print(f"wrote {os.path.relpath(EXPECTED_PATH)}")
