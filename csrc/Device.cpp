@@ -17,6 +17,7 @@
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/_to_copy_native.h>
 #include <ATen/ops/as_strided_native.h>
+#include <ATen/ops/take_along_dim_native.h>
 #include <ATen/ops/view_native.h>
 #include <c10/core/Allocator.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
@@ -300,6 +301,16 @@ at::Tensor ipuFunctionalCopy(const at::Tensor &self, const at::Tensor &src,
   return out;
 }
 
+// take_along_dim's composite kernel refuses indices on another device, and an
+// index the model builds while tracing (torch.tensor([...])) is a CPU
+// constant, as it is in eager, where both are on the CPU.
+at::Tensor ipuTakeAlongDim(const at::Tensor &self, const at::Tensor &indices,
+                           std::optional<int64_t> dim) {
+  bool move = Tracer::current() && indices.device().is_cpu();
+  return at::native::take_along_dim(
+      self, move ? indices.to(self.device()) : indices, dim);
+}
+
 // scaled_dot_product_attention asks the backend which fused kernel to use;
 // ours is the math decomposition (matmul, softmax, ...), which we capture.
 void ipuFusedSdpChoice(const c10::OperatorHandle &op,
@@ -349,6 +360,7 @@ TORCH_LIBRARY_IMPL(aten, IPU, m) {
          torch::CppFunction::makeFromBoxedFunction<
              &poptorch::ipuScatter<poptorch::kDiagonal, poptorch::kNone>>());
   m.impl("_reshape_alias", &poptorch::ipuReshapeAlias);
+  m.impl("take_along_dim", &poptorch::ipuTakeAlongDim);
   m.impl("copy", &poptorch::ipuFunctionalCopy);
   for (const char *name :
        {"split_copy.Tensor", "split_with_sizes_copy", "unbind_copy.int"})

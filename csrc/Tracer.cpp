@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <functional>
 #include <numeric>
+#include <set>
 #include <sstream>
 #include <string_view>
 #include <unordered_map>
@@ -688,6 +689,30 @@ std::optional<c10::OperatorHandle> viewOpOf(const c10::OperatorHandle &op) {
   return view;
 }
 
+namespace {
+
+/// For a functional scatter (scatter, scatter_add, scatter_reduce,
+/// index_add, index_copy, index_fill, index_reduce) whose index has no
+/// elements: its self.
+std::optional<at::Tensor>
+scatterOfNoIndices(const c10::OperatorHandle &op,
+                   const std::vector<c10::IValue> &args) {
+  static const std::set<std::string, std::less<>> scatters = {
+      "aten::scatter",     "aten::scatter_add", "aten::scatter_reduce",
+      "aten::index_add",   "aten::index_copy",  "aten::index_fill",
+      "aten::index_reduce"};
+  const c10::FunctionSchema &schema = op.schema();
+  if (!scatters.count(schema.name()))
+    return std::nullopt;
+  auto index = schema.argumentIndexWithName("index");
+  if (!index || !args[*index].isTensor() ||
+      args[*index].toTensor().numel() != 0 || !args[0].isTensor())
+    return std::nullopt;
+  return args[0].toTensor();
+}
+
+} // namespace
+
 std::vector<c10::IValue>
 Tracer::eagerViewGeometry(const c10::OperatorHandle &op,
                           const std::vector<c10::IValue> &args) {
@@ -867,6 +892,20 @@ void Tracer::captureOp(const c10::OperatorHandle &op,
     return foldOnHost(op, stack);
   }
   ++opCount;
+  if (std::optional<at::Tensor> self = scatterOfNoIndices(op, args)) {
+    // Writes nothing: the result is self, laid out as eager's clone of it.
+    // (PyTorch skips its shape checks for an empty index too: the Meta
+    // kernels of index_add and scatter refuse sources eager accepts.)
+    ValueId v = valueOf(*self, std::nullopt, opName);
+    torch::jit::drop(*stack, nargs);
+    at::Tensor layout = at::empty_like(at::empty_strided(
+        self->sizes(), self->strides(), self->options().device(c10::kMeta)));
+    at::Tensor out =
+        emptyIpu(self->sizes(), layout.strides(), self->scalar_type());
+    bindValue(out, v);
+    stack->push_back(out);
+    return;
+  }
   const OpSpec *spec = logSpec;
   const SourceLoc &loc = logScope.location();
   // x[mask] with a mask the model computed: its shape depends on the mask's

@@ -103,8 +103,41 @@ def test_buffer_updated_in_place_keeps_semantics():
     ("index_fill_0d", lambda x: torch.index_fill(x, 0, torch.tensor([0]), 3.0), (torch.tensor(1.0),)),
     ("element_of_vector", lambda x: x[1].sin(), (torch.randn(4),)),
     ("element_of_strided", lambda x: x[::2][1].exp(), (torch.randn(8),)),
+    # one element of a stepped slice broadcast against a row: a 0-d read of a strided buffer
+    ("element_of_strided_broadcast", lambda x: x[0, 2::3] - torch.asin(x),
+     (torch.linspace(-0.9, 0.9, 5).reshape(1, 5),)),
+    # shape functions: the strides of a tensor with no elements mean nothing, and copysign's
+    # Meta kernel drops the permutation of its input that eager's kernel keeps
+    ("add_no_elements", lambda x: x.add(2), (torch.randint(-8, 9, (32, 3, 0, 1)),)),
+    ("copysign_permuted", torch.copysign,
+     (torch.randn(4, 17, 17).transpose(-1, -2), torch.randn(1, 17, 17))),
+    # an index the model builds is a CPU tensor, as in eager
+    ("take_along_dim_built_index",
+     lambda x: torch.take_along_dim(x, torch.tensor([[[0, 1, 1, 0]]]), dim=2), (torch.randn(2, 2, 2),)),
 ])
 def test_edge_shapes(name, fn, args):
+    run_twice(fn, *args)
+
+
+NO_INDEX = torch.tensor([], dtype=torch.int64)
+
+
+@pytest.mark.parametrize("name, fn, args", [
+    # A scatter with an empty index writes nothing, whatever the other shapes: PyTorch skips
+    # its shape checks then (the Meta kernels refuse some of these sources).
+    ("scatter_add_1d_index", lambda x: x.mT.scatter_add(0, NO_INDEX, torch.zeros(0, 2, 3)),
+     (torch.randn(4, 3, 2),)),
+    ("scatter_reduce_mean", lambda x: x.scatter_reduce(-1, torch.zeros(1, 0, dtype=torch.int64),
+                                                       torch.zeros(1, 0, 2, 2), reduce="mean"),
+     (torch.randn(1, 4, 17, 4),)),
+    ("scatter_value", lambda x: x.scatter(1, torch.zeros(2, 0, dtype=torch.int64), 2.0),
+     (torch.randn(2, 3),)),
+    ("index_add_empty_source", lambda x, w: x.index_add(2, NO_INDEX, w),
+     (torch.randn(5, 16, 3)[:, :, 1::2], torch.randn(5, 16, 0))),
+    ("index_copy", lambda x: x.index_copy(0, NO_INDEX, torch.zeros(0, 3)), (torch.randn(4, 3),)),
+    ("index_fill", lambda x: x.index_fill(1, NO_INDEX, -1.0), (torch.randn(4, 3),)),
+])
+def test_scatter_of_no_indices(name, fn, args):
     run_twice(fn, *args)
 
 
@@ -184,12 +217,12 @@ def test_bad_option_is_a_poptorch_error():
 
 
 def test_torch_check_while_tracing_is_a_poptorch_error():
-    # torch's own device check on the traced tensors (an index built inside
-    # forward stays on the CPU): still a RuntimeError, now a poptorch.Error too.
+    # torch's own check in a composite op's kernel, on the traced tensors: still a
+    # RuntimeError, now a poptorch.Error too.
     def f(x):
-        return torch.take_along_dim(x, torch.tensor([[0], [0]]), dim=0)
+        return torch.einsum("ij,jk->ik", x, x[None])
 
-    with pytest.raises(poptorch.errors.TraceError, match="Device"):
+    with pytest.raises(poptorch.errors.TraceError, match="einsum"):
         poptorch.inferenceModel(Fn(f))(torch.randn(1, 1))
 
 

@@ -27,16 +27,25 @@ namespace {
 /// Strides worth a shuffle: beyond 8 the span holds mostly unused lanes.
 constexpr int64_t kMaxStride = 8;
 
-/// A 0-d vector read (one element, x[::2][1] read by an elementwise op) is a
-/// scalar load: the vector lowering has no 0-d read of a strided memref.
-struct ZeroDimTransferRead : OpRewritePattern<vector::TransferReadOp> {
+/// A read of one element, a 0-d vector (x[::2][1] read by an elementwise op)
+/// or a broadcast of it (x[0, 2::3] - y with y of shape (1, 5): every vector
+/// dim broadcast), is a scalar load and a broadcast: the vector lowering has no
+/// 0-d read of a strided memref, which convert-vector-to-scf makes of such a
+/// broadcast.
+struct OneElementTransferRead : OpRewritePattern<vector::TransferReadOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(vector::TransferReadOp read,
                                 PatternRewriter &rewriter) const override {
-    if (read.getVectorType().getRank() != 0 || read.getMask() ||
-        !isa<MemRefType>(read.getBase().getType()))
+    if (read.getMask() || !isa<MemRefType>(read.getBase().getType()))
       return failure();
+    AffineMap map = read.getPermutationMap();
+    int64_t rank = read.getVectorType().getRank();
+    for (int64_t d = 0; d < rank; ++d) {
+      auto c = dyn_cast<AffineConstantExpr>(map.getResult(d));
+      if (!c || c.getValue() != 0 || !read.isDimInBounds(d))
+        return failure();
+    }
     Value scalar = memref::LoadOp::create(rewriter, read.getLoc(),
                                           read.getBase(), read.getIndices());
     rewriter.replaceOpWithNewOp<vector::BroadcastOp>(read, read.getVectorType(),
@@ -121,7 +130,7 @@ struct StridedReadsPass
     : public poptorch::impl::PoptorchStridedReadsBase<StridedReadsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<StridedTransferRead, ZeroDimTransferRead>(&getContext());
+    patterns.add<StridedTransferRead, OneElementTransferRead>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -46,3 +46,19 @@ func.func @zero_d(%arg0: memref<4xf32, strided<[2]>>) -> vector<f32> {
   %v = vector.transfer_read %arg0[%c1], %pad : memref<4xf32, strided<[2]>>, vector<f32>
   return %v : vector<f32>
 }
+
+// -----
+
+// A read that broadcasts one element of a strided buffer (x[0, 2::3] - y with y
+// of shape (1, 5)) is a scalar load and a broadcast: convert-vector-to-scf
+// would make a 0-d read of it, which the vector lowering cannot lower.
+// CHECK-LABEL: func.func @broadcast_one_element
+// CHECK: %[[S:.*]] = memref.load %arg0[%{{.*}}] : memref<1xf32, strided<[3], offset: 2>>
+// CHECK: vector.broadcast %[[S]] : f32 to vector<1x5xf32>
+// CHECK-NOT: vector.transfer_read
+func.func @broadcast_one_element(%arg0: memref<1xf32, strided<[3], offset: 2>>) -> vector<1x5xf32> {
+  %c0 = arith.constant 0 : index
+  %pad = arith.constant 0.0 : f32
+  %v = vector.transfer_read %arg0[%c0], %pad {in_bounds = [true, true], permutation_map = affine_map<(d0) -> (0, 0)>} : memref<1xf32, strided<[3], offset: 2>>, vector<1x5xf32>
+  return %v : vector<1x5xf32>
+}
