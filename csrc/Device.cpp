@@ -218,6 +218,10 @@ at::Tensor ipuView(const at::Tensor &self, c10::IntArrayRef size) {
                 "subspaces). Use .reshape(...) instead.");
     if (auto r = tracer->captureReshape(self, sizes, *strides, "aten::view"))
       return *r;
+    at::Tensor view = at::native::view(self, size);
+    tracer->noteView(view, self, view.sizes(), view.strides(),
+                     view.storage_offset());
+    return view;
   }
   return at::native::view(self, size);
 }
@@ -234,11 +238,19 @@ at::Tensor ipuReshapeAlias(const at::Tensor &self, c10::IntArrayRef size,
 at::Tensor ipuAsStrided(const at::Tensor &self, c10::IntArrayRef size,
                         c10::IntArrayRef stride,
                         std::optional<int64_t> offset) {
-  if (Tracer *tracer = Tracer::current())
+  if (Tracer *tracer = Tracer::current()) {
     if (auto r = tracer->captureView(self, size, stride,
                                      offset.value_or(self.storage_offset()),
                                      "aten::as_strided"))
       return *r;
+    // A view of a constant: writing into it (a composite op's kernel filling
+    // the tensor it made) may make the constant a traced value.
+    at::Tensor view =
+        at::native::as_strided_tensorimpl(self, size, stride, offset);
+    tracer->noteView(view, self, view.sizes(), view.strides(),
+                     view.storage_offset());
+    return view;
+  }
   return at::native::as_strided_tensorimpl(self, size, stride, offset);
 }
 

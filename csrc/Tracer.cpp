@@ -350,6 +350,7 @@ void Tracer::addArgument(const at::Tensor &t, const std::string &name,
   TORCH_CHECK(isIpu(t), "poptorch: arguments must be ipu tensors");
   ValueId v = builder.addArgument(tensorTypeOf(t, name), name, role);
   bindValue(t, v);
+  argIndexOfTensor[t.unsafeGetTensorImpl()] = numArgs;
   argIndexOfValue[v] = numArgs++;
   // (An input traced with its layout has strides; programs read dense values.)
   argValues.push_back(hostAlias(t).contiguous());
@@ -991,8 +992,11 @@ void Tracer::captureOp(const c10::OperatorHandle &op,
         if (w.sizes() != mt.sizes())
           w.resize_(mt.sizes());
       }
-    for (size_t j = 0; j < writtenArgs.size(); ++j)
+    for (size_t j = 0; j < writtenArgs.size(); ++j) {
       bindResult(args[writtenArgs[j]].toTensor(), j);
+      if (j < ids.size())
+        propagateWrite(args[writtenArgs[j]].toTensor(), opName.c_str());
+    }
     for (size_t r = 0; r < metaOut.size(); ++r) {
       const c10::IValue &m = metaOut[r];
       if (auto i = writtenArgOfReturn(r)) {
@@ -1415,12 +1419,17 @@ at::Tensor &Tracer::captureCopy(at::Tensor &self, const at::Tensor &src) {
   // A program argument (a parameter or buffer the model assigns, an input
   // it writes) shares the caller's memory: a constant written into it is a
   // value of the program, never a write into that memory while tracing.
-  bool intoArgument =
-      dst && dst->value >= 0 && argIndexOfValue.count(dst->value) != 0;
+  // The argument is the tensor, not its value: a clone of an input holds the
+  // input's value (identity ops share values), and writing the clone
+  // (linalg.matrix_power(x, 0) copies the identity into x.clone()) leaves
+  // the input alone.
+  auto argument = argIndexOfTensor.find(self.unsafeGetTensorImpl());
+  bool intoArgument = argument != argIndexOfTensor.end();
   if (!isTraced(src) && !intoArgument) {
     hostAlias(self).copy_(constantOf(src));
     if (dst)
       values.erase(self.unsafeGetTensorImpl());
+    propagateWrite(self, "aten::copy_");
     return self;
   }
   ValueId v = valueOf(src, self.scalar_type(), "copy_");
@@ -1429,20 +1438,18 @@ at::Tensor &Tracer::captureCopy(at::Tensor &self, const at::Tensor &src) {
     to.shape = self.sizes().vec();
     v = builder.addOp("poptorch.expand", {{v}}, {}, {to}, sourceLocation())[0];
   }
-  if (dst && dst->value >= 0) {
-    auto it = argIndexOfValue.find(dst->value);
-    if (it != argIndexOfValue.end()) {
-      // Writing into a model argument (a buffer update after
-      // functionalization): the argument's identity is kept, the new value
-      // becomes a result.
-      int64_t arg = it->second;
-      bufferUpdates[arg] = v;
-      bindValue(self, v);
-      argIndexOfValue[v] = arg;
-      return self;
-    }
+  if (intoArgument) {
+    // Writing into a model argument (a buffer update after
+    // functionalization): the argument's identity is kept, the new value
+    // becomes a result.
+    int64_t arg = argument->second;
+    bufferUpdates[arg] = v;
+    bindValue(self, v);
+    argIndexOfValue[v] = arg;
+    return self;
   }
   bindValue(self, v);
+  propagateWrite(self, "aten::copy_");
   return self;
 }
 

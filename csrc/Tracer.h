@@ -210,6 +210,13 @@ public:
                                         c10::IntArrayRef sizes,
                                         c10::IntArrayRef strides,
                                         int64_t offset, const char *opName);
+  /// `view` (sizes, strides, offset) is a view of `base`'s memory that a
+  /// composite op's kernel took below functionalization (block_diag's
+  /// narrow(...).copy_(part) into the zeros it made): a later write into the
+  /// view is a write into `base` (propagateWrite).
+  void noteView(const at::Tensor &view, const at::Tensor &base,
+                c10::IntArrayRef sizes, c10::IntArrayRef strides,
+                int64_t offset);
   /// The in-place form (as_strided_, which squeeze_, unsqueeze_, transpose_
   /// and t_ use): `self` takes the view's value. Returns false for untraced
   /// tensors.
@@ -254,6 +261,9 @@ private:
                         c10::ArrayRef<c10::IValue> rest, c10::IntArrayRef sizes,
                         c10::IntArrayRef strides, int64_t offset,
                         at::ScalarType dtype);
+  /// After `view` was written (copy_, an in-place op): its base, if noteView
+  /// knows one, takes the written value too.
+  void propagateWrite(const at::Tensor &view, const char *opName);
   /// The view's value, read from the base's value.
   ValueId readView(const ViewMap &map, ValueId base,
                    const poptorch_bridge::SourceLoc &loc);
@@ -308,6 +318,14 @@ private:
   std::vector<c10::IValue> callOnMeta(const c10::OperatorHandle &op,
                                       const std::vector<c10::IValue> &args);
 
+  /// noteView's views of memory: view -> its base and its geometry.
+  struct MemoryView {
+    // (The view's own weak reference keeps its address from being reused.)
+    c10::weak_intrusive_ptr<c10::TensorImpl> view, base;
+    std::vector<int64_t> sizes, strides;
+    int64_t offset = 0;
+  };
+  std::unordered_map<c10::TensorImpl *, MemoryView> memoryViews;
   /// followExpandedViews' state: values that are views of an expanded
   /// tensor's memory; the expanded tensors (B's value -> a Meta tensor with
   /// B's layout); and the partial results of functionalization's inverse of
@@ -332,6 +350,8 @@ private:
   std::vector<std::string> unsupportedOrder;
   std::map<int64_t, ValueId> bufferUpdates; // arg index -> new value
   std::unordered_map<ValueId, int64_t> argIndexOfValue;
+  /// The argument tensors (what copy_ into an argument writes).
+  std::unordered_map<c10::TensorImpl *, int64_t> argIndexOfTensor;
   std::vector<int64_t> updateArgs;
   int64_t numArgs = 0;
   size_t opCount = 0;

@@ -737,7 +737,43 @@ std::optional<at::Tensor> Tracer::captureView(const at::Tensor &self,
   // included), so that what a later reshape does is what eager does.
   at::Tensor out = emptyIpu(sizes, strides, self.scalar_type());
   bindValue(out, *v);
+  noteView(out, self, sizes, strides, offset);
   return out;
+}
+
+void Tracer::noteView(const at::Tensor &view, const at::Tensor &base,
+                      c10::IntArrayRef sizes, c10::IntArrayRef strides,
+                      int64_t offset) {
+  if (view.unsafeGetTensorImpl() == base.unsafeGetTensorImpl())
+    return;
+  memoryViews.insert_or_assign(
+      view.unsafeGetTensorImpl(),
+      MemoryView{
+          c10::weak_intrusive_ptr<c10::TensorImpl>(view.getIntrusivePtr()),
+          c10::weak_intrusive_ptr<c10::TensorImpl>(base.getIntrusivePtr()),
+          sizes.vec(), strides.vec(), offset});
+}
+
+void Tracer::propagateWrite(const at::Tensor &view, const char *opName) {
+  auto it = memoryViews.find(view.unsafeGetTensorImpl());
+  if (it == memoryViews.end())
+    return;
+  c10::intrusive_ptr<c10::TensorImpl> impl = it->second.base.lock();
+  if (!impl)
+    return;
+  at::Tensor base(std::move(impl));
+  // (Between untraced tensors the write went to memory, which both read.)
+  if (!isTraced(base) && !isTraced(view))
+    return;
+  const MemoryView geometry = it->second;
+  SourceLoc loc = sourceLocation();
+  ViewMap map =
+      mapView(base, geometry.sizes, geometry.strides, geometry.offset, opName);
+  ValueId written =
+      writeView(map, valueOf(base, std::nullopt, opName),
+                valueOf(view, base.scalar_type(), opName), opName, loc);
+  bindValue(base, written);
+  propagateWrite(base, opName);
 }
 
 std::optional<at::Tensor> Tracer::captureReshape(const at::Tensor &self,
@@ -753,6 +789,7 @@ std::optional<at::Tensor> Tracer::captureReshape(const at::Tensor &self,
                    sizes.vec(), {}, sourceLocation());
   at::Tensor out = emptyIpu(sizes, strides, self.scalar_type());
   bindValue(out, v);
+  noteView(out, self, sizes, strides, self.storage_offset());
   return out;
 }
 

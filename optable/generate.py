@@ -280,7 +280,12 @@ def gen_docs() -> str:
            "(`torch.rand(n)`, `torch.empty(n).normal_()`) are random ops of the program too: "
            "when tracing sees the CPU generator advance, it traces again with the ipu as the "
            "default device (tracing then takes twice as long; pass `device=x.device` to "
-           "avoid it).", "",
+           "avoid it). An input is traced as a tensor of its own, without the rest of its "
+           "storage: `as_strided` with an explicit `storage_offset` on an input that is a view "
+           "at an offset into a larger tensor counts the offset from the input's first element "
+           "(eager counts it in the larger tensor). PyTorch's OpInfo samples that differ from "
+           "eager are listed, per op and dtype, in `tests/opinfo/expected.json` "
+           "(docs/developer.md).", "",
            "Columns: **status** is `lowered` (a conversion pattern of its own), `decomposed` "
            "(`poptorch-decompose` rewrites the dialect op into other dialect ops) or `identity`; "
            "**dtypes** are the element types the op was exercised with by passing tests, and "

@@ -52,6 +52,8 @@ IDX = torch.tensor([0, 4, 2])
      (torch.zeros(5, 3), torch.ones(2, 3))),
     ("masked_scatter", lambda x, s: x.masked_scatter(x > 0, s), (torch.randn(4, 3), torch.randn(12))),
     ("slice_fill", lambda x: torch.slice_scatter(x, torch.zeros(2, 3), 0, 1, 3), (torch.randn(4, 3),)),
+    # a composite kernel copies into a clone of the input, which holds the input's value
+    ("matrix_power_0", lambda x: torch.linalg.matrix_power(x, 0), (torch.randn(3, 3),)),
 ])
 def test_update_of_input_leaves_it(name, fn, args):
     run_twice(fn, *args)
@@ -138,6 +140,20 @@ NO_INDEX = torch.tensor([], dtype=torch.int64)
     ("index_fill", lambda x: x.index_fill(1, NO_INDEX, -1.0), (torch.randn(4, 3),)),
 ])
 def test_scatter_of_no_indices(name, fn, args):
+    run_twice(fn, *args)
+
+
+@pytest.mark.parametrize("name, fn, args", [
+    # Composite kernels below functionalization write into views of tensors they made:
+    # block_diag copies each block into narrow()s of zeros, _chunk_cat each chunk into a
+    # slice of its result, bilinear's kernel fills views of an intermediate.
+    ("block_diag", torch.block_diag, (torch.randn(2, 2), torch.randn(2, 3), torch.randn(1, 1))),
+    ("chunk_cat", lambda a, b: torch._chunk_cat([a, b], dim=1, num_chunks=2),
+     (torch.randn(2, 4, 3), torch.randn(2, 2, 3))),
+    ("bilinear", lambda a, b, w: torch.nn.functional.bilinear(a, b, w),
+     (torch.randn(5, 3), torch.randn(5, 4), torch.randn(2, 3, 4))),
+])
+def test_composite_kernel_writes_into_its_views(name, fn, args):
     run_twice(fn, *args)
 
 

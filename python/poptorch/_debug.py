@@ -482,7 +482,9 @@ def _parse_type(text: str) -> tuple[list[int], torch.dtype]:
 
 def program_arguments(graph: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> list[torch.Tensor]:
     """@main's arguments in order: the tensor inputs, then parameters and buffers."""
-    leaves = pytree.tree_leaves((tuple(args), dict(kwargs)))
+    from ._tracing import flatten_inputs
+
+    leaves, _ = flatten_inputs(args, kwargs)
     tensors = [x.detach().cpu().contiguous() for x in leaves if isinstance(x, torch.Tensor)]
     tensors += [t.detach().cpu().contiguous() for _, t in graph.parameters + graph.buffers]
     return tensors

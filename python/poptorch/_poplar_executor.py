@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import tempfile
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -19,6 +21,22 @@ from .options import Options
 
 # Variants kept per input signature for the values a model reads while tracing.
 MAX_VARIANTS = 8
+
+
+@contextlib.contextmanager
+def _class_forward(model: torch.nn.Module, executor: PoplarExecutor) -> Iterator[None]:
+    """While tracing: the model's own ``forward``, where the model's instance attribute
+    ``forward`` is its executor (``model.forward = poptorch.inferenceModel(model)``, so
+    that code that calls the model, such as transformers' ``generate()``, runs the
+    compiled program)."""
+    replaced = model.__dict__.get("forward") is executor
+    if replaced:
+        del model.forward
+    try:
+        yield
+    finally:
+        if replaced:
+            model.forward = executor
 
 
 class PoplarExecutor:
@@ -66,7 +84,8 @@ class PoplarExecutor:
     def _trace_and_compile(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Executable:
         micro_args, micro_kwargs = micro_batch_call(Batching.from_options(self._options),
                                                     args, kwargs)
-        with meta_memo(self._options._values["executable_cache_dir"]):
+        with meta_memo(self._options._values["executable_cache_dir"]), \
+                _class_forward(self._user_model, self):
             graph = trace(self._user_model, *micro_args,
                           source_location_excludes=self._options._values["source_location_excludes"],
                           execution_strategy=self._options.execution_strategy,

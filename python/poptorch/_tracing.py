@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import enum
 import functools
 import gc
 import os
@@ -88,7 +89,7 @@ class Signature:
             return Signature(("tensors", len(args)),
                              tuple(TensorSpec(tuple(a.shape), a.dtype, layout_of(a))
                                    for a in args))
-        leaves, treespec = pytree.tree_flatten((tuple(args), dict(kwargs)))
+        leaves, treespec = flatten_inputs(args, kwargs)
         return Signature(
             treespec,
             tuple(TensorSpec.of(x) if isinstance(x, torch.Tensor) else x for x in leaves),
@@ -403,6 +404,100 @@ def _expose_held_tensors(out: Any, rebuilds: list[_Rebuild]) -> Any:
     return pytree.tree_map(expose, out)
 
 
+def _structure_of(obj: Any) -> tuple[Any, ...]:
+    """What an input object holding tensors is, apart from its tensors' values: the
+    types, and the values that are not tensors (ints, flags, dtypes), path by path, in the
+    order ``_tensors_held_by`` walks it. Two objects with the same structure trace the same."""
+    entries: list[Any] = []
+    seen: set[int] = set()
+
+    def walk(x: Any, path: str, depth: int) -> None:
+        if isinstance(x, torch.Tensor):
+            entries.append((path, "tensor"))
+        elif x is None or isinstance(x, (str, bytes, int, float, bool, torch.dtype,
+                                         torch.device)):
+            entries.append((path, x))
+        elif depth > 8 or id(x) in seen or isinstance(x, (type, torch.nn.Module)) or callable(x):
+            entries.append((path, type(x).__qualname__))
+        else:
+            seen.add(id(x))
+            entries.append((path, type(x).__qualname__))
+            if isinstance(x, dict):
+                items = x.items()
+            elif isinstance(x, (list, tuple)):
+                items = enumerate(x)
+            elif hasattr(x, "__dict__"):
+                items = vars(x).items()
+            else:
+                items = ()
+            for k, v in items:
+                walk(v, f"{path}.{k}", depth + 1)
+
+    walk(obj, "", 0)
+    return tuple(entries)
+
+
+class _InputTemplate:
+    """The context of an opened input object: equal for objects of the same structure
+    (``_structure_of``), so that a call with another object of that structure (the cache
+    ``generate()`` gets back from each step) replays the program."""
+
+    def __init__(self, obj: Any, tensors: list[torch.Tensor], rebuildable: bool) -> None:
+        self.structure = _structure_of(obj)
+        # A copy of the object without its tensors, made only for tracing: tracing
+        # never changes the caller's object (transformers' caches initialise themselves
+        # on their first update). An object that cannot be copied and holds no tensors
+        # is the model's to change.
+        self.rebuild: Callable[[list[torch.Tensor]], Any] | None = None
+        if rebuildable:
+            try:
+                self.rebuild = _Rebuild(obj, tensors)
+            except Exception:
+                if tensors:
+                    raise
+                self.rebuild = lambda _: obj
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _InputTemplate) and self.structure == other.structure
+
+    def __hash__(self) -> int:
+        return hash(self.structure)
+
+    def __repr__(self) -> str:
+        return f"<{self.structure[0][1]} holding {sum(e[1] == 'tensor' for e in self.structure)} tensors>"
+
+
+class _OpenedInput:
+    """An input object that pytree does not open (a transformers ``StaticCache`` passed
+    as ``past_key_values``): a pytree node whose children are the tensors it holds, so
+    that they are inputs of the program, and written back to when the model updates them
+    in place, as eager writes the object's tensors."""
+
+    def __init__(self, tensors: list[torch.Tensor], template: _InputTemplate) -> None:
+        self.tensors, self.template = tensors, template
+
+
+pytree.register_pytree_node(
+    _OpenedInput, lambda o: (o.tensors, o.template),
+    lambda tensors, template: template.rebuild(list(tensors)))
+
+
+def flatten_inputs(args: Sequence[Any], kwargs: dict[str, Any], rebuildable: bool = False
+                   ) -> tuple[list[Any], Any]:
+    """The leaves and treespec of a call's inputs, the tensors inside input objects that
+    pytree does not open among them (see ``_OpenedInput``). ``rebuildable``: the treespec
+    can unflatten (tracing), not only compare."""
+    def open_input(x: Any) -> Any:
+        if not hasattr(x, "__dict__") or callable(x) or isinstance(
+                x, (torch.Tensor, type, torch.nn.Module, torch.dtype, torch.device, enum.Enum)):
+            return x
+        tensors = _tensors_held_by(x)
+        return _OpenedInput(tensors, _InputTemplate(x, tensors, rebuildable))
+
+    opened = pytree.tree_map(open_input, (tuple(args), dict(kwargs)))
+    return pytree.tree_flatten(opened)
+
+
 def _source_excludes(extra: Sequence[str] = ()) -> list[str]:
     return [_PACKAGE_DIR + os.sep, _TORCH_DIR + os.sep, *extra]
 
@@ -634,7 +729,7 @@ def _trace(model: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any
            source_location_excludes: Sequence[str], execution_strategy: Any, start: float,
            default_ipu: bool, host_kernels: bool = True) -> TracedGraph:
     signature = Signature.of(args, kwargs)
-    leaves, treespec = pytree.tree_flatten((tuple(args), dict(kwargs)))
+    leaves, treespec = flatten_inputs(args, kwargs, rebuildable=True)
 
     tracer = _C.Tracer(_source_excludes(source_location_excludes))
     tracer.set_evaluator(_evaluate)
@@ -952,8 +1047,14 @@ class Executable:
         if not kwargs and isinstance(graph.signature.treespec, tuple):
             user_inputs = list(args)  # Signature.of's fast path: all tensors
         else:
-            leaves = pytree.tree_leaves((tuple(args), dict(kwargs)))
+            leaves, _ = flatten_inputs(args, kwargs)
             user_inputs = [x for x in leaves if isinstance(x, torch.Tensor)]
+            if len(user_inputs) != graph.num_inputs:
+                # (The program trusts its buffers: a missing one would be read out of bounds.)
+                raise errors.ArgumentError(
+                    f"poptorch: the call has {len(user_inputs)} input tensors where the program "
+                    f"was traced with {graph.num_inputs}: an input object gained or lost tensors "
+                    "since its signature was checked")
         start = time.perf_counter()
         # Program buffers are contiguous CPU tensors (ipu inputs are host memory too).
         inputs = [x.detach().cpu().contiguous() for x in user_inputs]
