@@ -674,10 +674,19 @@ std::vector<c10::IValue> Tracer::runOnMeta(const c10::OperatorHandle &op,
   return out;
 }
 
+namespace {
+
+/// `aten::<view>_copy`: the name functionalization gives a view op.
+bool isViewCopyName(std::string_view name) {
+  return name.size() > 5 && name.substr(name.size() - 5) == "_copy";
+}
+
+} // namespace
+
 std::optional<c10::OperatorHandle> viewOpOf(const c10::OperatorHandle &op) {
   const c10::OperatorName &name = op.schema().operator_name();
   std::string_view base(name.name);
-  if (base.size() <= 5 || base.substr(base.size() - 5) != "_copy")
+  if (!isViewCopyName(base))
     return std::nullopt;
   auto view = c10::Dispatcher::singleton().findOp(
       {std::string(base.substr(0, base.size() - 5)), name.overload_name});
@@ -843,9 +852,7 @@ void Tracer::foldOnHost(const c10::OperatorHandle &op,
 
 void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
   const c10::FunctionSchema &schema = op.schema();
-  std::string_view name = schema.name();
-  bool viewCopy = name.size() > 5 && name.substr(name.size() - 5) == "_copy";
-  if (!viewCopy && expandedViews.empty())
+  if (!isViewCopyName(schema.name()) && expandedViews.empty())
     return captureOp(op, stack);
   size_t nargs = schema.arguments().size();
   std::vector<c10::IValue> args(stack->end() - nargs, stack->end());
