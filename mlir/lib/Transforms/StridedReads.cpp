@@ -126,11 +126,67 @@ struct StridedTransferRead : OpRewritePattern<vector::TransferReadOp> {
   }
 };
 
+/// A vector.gather from a memref whose innermost stride is not 1 (x[::3] then
+/// gather) has no LLVM lowering: it gathers from the flat buffer instead, at
+/// the indices scaled by the stride.
+struct StridedGather : OpRewritePattern<vector::GatherOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::GatherOp gather,
+                                PatternRewriter &rewriter) const override {
+    auto memref = dyn_cast<MemRefType>(gather.getBase().getType());
+    VectorType indexType = gather.getIndices().getType();
+    if (!memref || memref.getRank() == 0 || indexType.getRank() != 1)
+      return failure();
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(memref.getStridesAndOffset(strides, offset)) ||
+        strides.back() == 1)
+      return failure();
+    Location loc = gather.getLoc();
+    auto meta = memref::ExtractStridedMetadataOp::create(rewriter, loc,
+                                                         gather.getBase());
+    Value linear = meta.getOffset();
+    for (auto [i, index] : llvm::enumerate(gather.getOffsets())) {
+      Value term =
+          arith::MulIOp::create(rewriter, loc, index, meta.getStrides()[i]);
+      linear = arith::AddIOp::create(rewriter, loc, linear, term);
+    }
+    // The flat buffer up to one past the last element of the innermost dim.
+    Value innermost = memref::DimOp::create(rewriter, loc, gather.getBase(),
+                                            memref.getRank() - 1);
+    Value last = arith::MulIOp::create(rewriter, loc, innermost,
+                                       meta.getStrides().back());
+    Value size = arith::AddIOp::create(rewriter, loc, linear, last);
+    auto flatType =
+        MemRefType::get({ShapedType::kDynamic}, memref.getElementType(),
+                        nullptr, memref.getMemorySpace());
+    Value flat = memref::ReinterpretCastOp::create(
+        rewriter, loc, flatType, meta.getBaseBuffer(),
+        /*offset=*/rewriter.getIndexAttr(0),
+        /*sizes=*/ArrayRef<OpFoldResult>{size},
+        /*strides=*/ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1)});
+    Type element = indexType.getElementType();
+    Value stride = meta.getStrides().back();
+    if (!element.isIndex())
+      stride = arith::IndexCastOp::create(rewriter, loc, element, stride);
+    Value strideVector =
+        vector::BroadcastOp::create(rewriter, loc, indexType, stride);
+    Value scaled =
+        arith::MulIOp::create(rewriter, loc, gather.getIndices(), strideVector);
+    rewriter.replaceOpWithNewOp<vector::GatherOp>(
+        gather, gather.getVectorType(), flat, ValueRange{linear}, scaled,
+        gather.getMask(), gather.getPassThru());
+    return success();
+  }
+};
+
 struct StridedReadsPass
     : public poptorch::impl::PoptorchStridedReadsBase<StridedReadsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<StridedTransferRead, OneElementTransferRead>(&getContext());
+    patterns.add<StridedTransferRead, OneElementTransferRead, StridedGather>(
+        &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

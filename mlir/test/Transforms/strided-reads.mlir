@@ -62,3 +62,22 @@ func.func @broadcast_one_element(%arg0: memref<1xf32, strided<[3], offset: 2>>) 
   %v = vector.transfer_read %arg0[%c0], %pad {in_bounds = [true, true], permutation_map = affine_map<(d0) -> (0, 0)>} : memref<1xf32, strided<[3], offset: 2>>, vector<1x5xf32>
   return %v : vector<1x5xf32>
 }
+
+// -----
+
+// A gather from a stepped slice (x[26::3].gather(-1, idx)) gathers from the flat buffer at
+// the indices times the stride: the vector lowering has no gather from a strided memref.
+// CHECK-LABEL: func.func @strided_gather
+// CHECK-DAG: %[[S:.*]] = arith.constant dense<3> : vector<3xindex>
+// CHECK-DAG: %[[START:.*]] = arith.constant 125 : index
+// CHECK: %[[BASE:.*]], %{{.*}}, %{{.*}}, %{{.*}} = memref.extract_strided_metadata %arg0
+// CHECK: %[[FLAT:.*]] = memref.reinterpret_cast %[[BASE]] to offset: [0], sizes: [%{{.*}}], strides: [1]
+// CHECK: %[[I:.*]] = arith.muli %arg1, %[[S]] : vector<3xindex>
+// CHECK: vector.gather %[[FLAT]][%[[START]]] [%[[I]]]
+func.func @strided_gather(%arg0: memref<3xf32, strided<[3], offset: 125>>, %idx: vector<3xindex>) -> vector<3xf32> {
+  %c0 = arith.constant 0 : index
+  %mask = arith.constant dense<true> : vector<3xi1>
+  %pass = arith.constant dense<0.0> : vector<3xf32>
+  %v = vector.gather %arg0[%c0] [%idx], %mask, %pass : memref<3xf32, strided<[3], offset: 125>>, vector<3xindex>, vector<3xi1>, vector<3xf32> into vector<3xf32>
+  return %v : vector<3xf32>
+}
