@@ -16,6 +16,7 @@
 #include <ATen/native/CPUFallback.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/_to_copy_native.h>
+#include <ATen/ops/alias_native.h>
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/take_along_dim_native.h>
 #include <ATen/ops/view_native.h>
@@ -254,6 +255,17 @@ at::Tensor ipuAsStrided(const at::Tensor &self, c10::IntArrayRef size,
   return at::native::as_strided_tensorimpl(self, size, stride, offset);
 }
 
+// alias (what transpose(d, d) and other no-op views return) makes its view
+// without as_strided: while tracing, the view of a traced tensor is captured
+// like any other, else the new tensor's memory would be read as a constant.
+at::Tensor ipuAlias(const at::Tensor &self) {
+  if (Tracer *tracer = Tracer::current())
+    if (auto r = tracer->captureView(self, self.sizes(), self.strides(),
+                                     self.storage_offset(), "aten::alias"))
+      return *r;
+  return at::native::alias(self);
+}
+
 // In-place view ops (squeeze_, unsqueeze_, transpose_, t_) all end here.
 const at::Tensor &ipuAsStridedInplace(const at::Tensor &self,
                                       c10::SymIntArrayRef size,
@@ -359,6 +371,7 @@ TORCH_LIBRARY_IMPL(aten, IPU, m) {
   m.impl("view", &poptorch::ipuView);
   m.impl("as_strided", &poptorch::ipuAsStrided);
   m.impl("as_strided_", &poptorch::ipuAsStridedInplace);
+  m.impl("alias", &poptorch::ipuAlias);
   m.impl("select_scatter",
          torch::CppFunction::makeFromBoxedFunction<
              &poptorch::ipuScatter<poptorch::kSelect, poptorch::kInt>>());

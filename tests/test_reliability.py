@@ -108,6 +108,9 @@ def test_buffer_updated_in_place_keeps_semantics():
     # one element of a stepped slice broadcast against a row: a 0-d read of a strided buffer
     ("element_of_strided_broadcast", lambda x: x[0, 2::3] - torch.asin(x),
      (torch.linspace(-0.9, 0.9, 5).reshape(1, 5),)),
+    # quantile's kernel takes transpose(0, -1) of a 1-element view, an alias: read as the
+    # traced value it is, not as the uninitialised memory of a new tensor
+    ("quantile_0d", lambda x: torch.quantile(x, 0.5, dim=0), (torch.tensor(-4.3),)),
     # a gather from a stepped slice: a vector gather from a strided buffer
     ("gather_of_stepped_slice", lambda x: x[3][26::3].gather(-1, torch.tensor([0, 2, 0])) - x[3, 26],
      (torch.randn(7, 33),)),
