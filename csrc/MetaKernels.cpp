@@ -417,7 +417,6 @@ bool runCppMeta(const c10::OperatorHandle &op, Stack &stack,
     return false;
   if (!checkEnabled)
     return true;
-  Stack arguments = freshArguments();
   op.callBoxed(reference);
   auto agrees = [&](const Stack &ref) {
     bool same = ref.size() == stack.size();
@@ -425,7 +424,7 @@ bool runCppMeta(const c10::OperatorHandle &op, Stack &stack,
       same = sameMeta(stack[i], ref[i]);
     return same;
   };
-  if (!agrees(reference) && !agrees(onCpu(op, std::move(arguments)))) {
+  if (!agrees(reference) && !agrees(onCpu(op, freshArguments()))) {
     std::ostringstream os;
     os << "POPTORCH_CHECK_META: poptorch's C++ shape function for " << it->first
        << " disagrees with torch's Meta kernel:";

@@ -27,6 +27,38 @@ namespace {
 /// Strides worth a shuffle: beyond 8 the span holds mostly unused lanes.
 constexpr int64_t kMaxStride = 8;
 
+/// A strided memref's memory as a flat unit-stride memref: the element at
+/// `indices` is `flat[linear]`, and the `extent(innerStride)` elements from
+/// there lie in `flat`.
+struct FlatBuffer {
+  Value flat, linear, innerStride;
+};
+
+FlatBuffer flatBuffer(PatternRewriter &rewriter, Location loc, Value base,
+                      ValueRange indices,
+                      llvm::function_ref<Value(Value)> extent) {
+  auto memref = cast<MemRefType>(base.getType());
+  auto meta = memref::ExtractStridedMetadataOp::create(rewriter, loc, base);
+  Value linear = meta.getOffset();
+  for (auto [i, index] : llvm::enumerate(indices)) {
+    Value term =
+        arith::MulIOp::create(rewriter, loc, index, meta.getStrides()[i]);
+    linear = arith::AddIOp::create(rewriter, loc, linear, term);
+  }
+  Value innerStride = meta.getStrides().back();
+  Value size =
+      arith::AddIOp::create(rewriter, loc, linear, extent(innerStride));
+  auto flatType =
+      MemRefType::get({ShapedType::kDynamic}, memref.getElementType(), nullptr,
+                      memref.getMemorySpace());
+  Value flat = memref::ReinterpretCastOp::create(
+      rewriter, loc, flatType, meta.getBaseBuffer(),
+      /*offset=*/rewriter.getIndexAttr(0),
+      /*sizes=*/ArrayRef<OpFoldResult>{size},
+      /*strides=*/ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1)});
+  return {flat, linear, innerStride};
+}
+
 /// A read of one element, a 0-d vector (x[::2][1] read by an elementwise op)
 /// or a broadcast of it (x[0, 2::3] - y with y of shape (1, 5): every vector
 /// dim broadcast), is a scalar load and a broadcast: the vector lowering has no
@@ -92,30 +124,14 @@ struct StridedTransferRead : OpRewritePattern<vector::TransferReadOp> {
         return failure();
 
     Location loc = read.getLoc();
-    auto meta =
-        memref::ExtractStridedMetadataOp::create(rewriter, loc, read.getBase());
-    // Linear element index of the first element read.
-    Value linear = meta.getOffset();
-    for (auto [i, index] : llvm::enumerate(read.getIndices())) {
-      Value term =
-          arith::MulIOp::create(rewriter, loc, index, meta.getStrides()[i]);
-      linear = arith::AddIOp::create(rewriter, loc, linear, term);
-    }
     int64_t span = (n - 1) * stride + 1;
-    Value size = arith::AddIOp::create(
-        rewriter, loc, linear,
-        arith::ConstantIndexOp::create(rewriter, loc, span));
-    auto flatType =
-        MemRefType::get({ShapedType::kDynamic}, memref.getElementType(),
-                        nullptr, memref.getMemorySpace());
-    Value flat = memref::ReinterpretCastOp::create(
-        rewriter, loc, flatType, meta.getBaseBuffer(),
-        /*offset=*/rewriter.getIndexAttr(0),
-        /*sizes=*/ArrayRef<OpFoldResult>{size},
-        /*strides=*/ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1)});
+    FlatBuffer buffer = flatBuffer(
+        rewriter, loc, read.getBase(), read.getIndices(), [&](Value) {
+          return arith::ConstantIndexOp::create(rewriter, loc, span);
+        });
     auto spanType = VectorType::get({span}, memref.getElementType());
-    Value loaded = vector::LoadOp::create(rewriter, loc, spanType, flat,
-                                          ValueRange{linear});
+    Value loaded = vector::LoadOp::create(rewriter, loc, spanType, buffer.flat,
+                                          ValueRange{buffer.linear});
     SmallVector<int64_t> lanes;
     for (int64_t i = 0; i < n; ++i)
       lanes.push_back(i * stride);
@@ -144,30 +160,16 @@ struct StridedGather : OpRewritePattern<vector::GatherOp> {
         strides.back() == 1)
       return failure();
     Location loc = gather.getLoc();
-    auto meta = memref::ExtractStridedMetadataOp::create(rewriter, loc,
-                                                         gather.getBase());
-    Value linear = meta.getOffset();
-    for (auto [i, index] : llvm::enumerate(gather.getOffsets())) {
-      Value term =
-          arith::MulIOp::create(rewriter, loc, index, meta.getStrides()[i]);
-      linear = arith::AddIOp::create(rewriter, loc, linear, term);
-    }
-    // The flat buffer up to one past the last element of the innermost dim.
-    Value innermost = memref::DimOp::create(rewriter, loc, gather.getBase(),
-                                            memref.getRank() - 1);
-    Value last = arith::MulIOp::create(rewriter, loc, innermost,
-                                       meta.getStrides().back());
-    Value size = arith::AddIOp::create(rewriter, loc, linear, last);
-    auto flatType =
-        MemRefType::get({ShapedType::kDynamic}, memref.getElementType(),
-                        nullptr, memref.getMemorySpace());
-    Value flat = memref::ReinterpretCastOp::create(
-        rewriter, loc, flatType, meta.getBaseBuffer(),
-        /*offset=*/rewriter.getIndexAttr(0),
-        /*sizes=*/ArrayRef<OpFoldResult>{size},
-        /*strides=*/ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1)});
+    // (The buffer reaches one past the last element of the innermost dim.)
+    FlatBuffer buffer = flatBuffer(
+        rewriter, loc, gather.getBase(), gather.getOffsets(),
+        [&](Value innerStride) -> Value {
+          Value innermost = memref::DimOp::create(
+              rewriter, loc, gather.getBase(), memref.getRank() - 1);
+          return arith::MulIOp::create(rewriter, loc, innermost, innerStride);
+        });
     Type element = indexType.getElementType();
-    Value stride = meta.getStrides().back();
+    Value stride = buffer.innerStride;
     if (!element.isIndex())
       stride = arith::IndexCastOp::create(rewriter, loc, element, stride);
     Value strideVector =
@@ -175,8 +177,8 @@ struct StridedGather : OpRewritePattern<vector::GatherOp> {
     Value scaled =
         arith::MulIOp::create(rewriter, loc, gather.getIndices(), strideVector);
     rewriter.replaceOpWithNewOp<vector::GatherOp>(
-        gather, gather.getVectorType(), flat, ValueRange{linear}, scaled,
-        gather.getMask(), gather.getPassThru());
+        gather, gather.getVectorType(), buffer.flat, ValueRange{buffer.linear},
+        scaled, gather.getMask(), gather.getPassThru());
     return success();
   }
 };
