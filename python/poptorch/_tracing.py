@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import torch
@@ -325,35 +325,48 @@ def _warn_host_kernels(tracer: Any) -> None:
                            "makes this an error)", name, file, line)
 
 
-def _tensors_held_by(obj: Any) -> list[torch.Tensor]:
-    """The tensors an output object holds in its attributes, lists, tuples and dicts
-    (a transformers ``Cache``: its layers' keys and values), in a fixed order."""
-    found: list[torch.Tensor] = []
-    seen: set[int] = set()
+class _TypeName(str):
+    """A type's name among the values ``_held_leaves`` yields."""
 
-    def walk(x: Any, depth: int) -> None:
-        if isinstance(x, torch.Tensor):
-            if id(x) not in seen:
-                seen.add(id(x))
-                found.append(x)
+
+def _held_leaves(obj: Any) -> Iterator[tuple[str, Any]]:
+    """Walks an object's attributes, lists, tuples, sets and dicts (8 levels deep at
+    most, each object once), in a fixed order: yields (path, x) for each tensor and each
+    plain value (a number, string, None, dtype or device), and (path, its type's name)
+    for anything else, walked into or not."""
+    seen: set[int] = set()
+    plain = (str, bytes, int, float, bool, torch.dtype, torch.device)
+
+    def walk(x: Any, path: str, depth: int) -> Iterator[tuple[str, Any]]:
+        if x is None or isinstance(x, (torch.Tensor, *plain)):
+            yield path, x
             return
-        if depth > 8 or id(x) in seen or isinstance(
-                x, (str, bytes, int, float, bool, type, torch.nn.Module, torch.dtype,
-                    torch.device)) or x is None or callable(x):
+        yield path, _TypeName(type(x).__qualname__)
+        if depth > 8 or id(x) in seen or isinstance(x, (type, torch.nn.Module)) or callable(x):
             return
         seen.add(id(x))
         if isinstance(x, dict):
-            for v in x.values():
-                walk(v, depth + 1)
+            items: Any = x.items()
         elif isinstance(x, (list, tuple, set, frozenset)):
-            for v in x:
-                walk(v, depth + 1)
+            items = enumerate(x)
         elif hasattr(x, "__dict__"):
-            for v in vars(x).values():
-                walk(v, depth + 1)
+            items = vars(x).items()
+        else:
+            items = ()
+        for k, v in items:
+            yield from walk(v, f"{path}.{k}", depth + 1)
 
-    walk(obj, 0)
-    return found
+    return walk(obj, "", 0)
+
+
+def _tensors_held_by(obj: Any) -> list[torch.Tensor]:
+    """The tensors an object holds in its attributes, lists, tuples and dicts (a
+    transformers ``Cache``: its layers' keys and values), each once, in a fixed order."""
+    found: dict[int, torch.Tensor] = {}
+    for _, x in _held_leaves(obj):
+        if isinstance(x, torch.Tensor):
+            found.setdefault(id(x), x)
+    return list(found.values())
 
 
 class _Rebuild:
@@ -406,35 +419,10 @@ def _expose_held_tensors(out: Any, rebuilds: list[_Rebuild]) -> Any:
 
 def _structure_of(obj: Any) -> tuple[Any, ...]:
     """What an input object holding tensors is, apart from its tensors' values: the
-    types, and the values that are not tensors (ints, flags, dtypes), path by path, in the
-    order ``_tensors_held_by`` walks it. Two objects with the same structure trace the same."""
-    entries: list[Any] = []
-    seen: set[int] = set()
-
-    def walk(x: Any, path: str, depth: int) -> None:
-        if isinstance(x, torch.Tensor):
-            entries.append((path, "tensor"))
-        elif x is None or isinstance(x, (str, bytes, int, float, bool, torch.dtype,
-                                         torch.device)):
-            entries.append((path, x))
-        elif depth > 8 or id(x) in seen or isinstance(x, (type, torch.nn.Module)) or callable(x):
-            entries.append((path, type(x).__qualname__))
-        else:
-            seen.add(id(x))
-            entries.append((path, type(x).__qualname__))
-            if isinstance(x, dict):
-                items = x.items()
-            elif isinstance(x, (list, tuple)):
-                items = enumerate(x)
-            elif hasattr(x, "__dict__"):
-                items = vars(x).items()
-            else:
-                items = ()
-            for k, v in items:
-                walk(v, f"{path}.{k}", depth + 1)
-
-    walk(obj, "", 0)
-    return tuple(entries)
+    types, and the values that are not tensors (ints, flags, dtypes), path by path
+    (``_held_leaves``). Two objects with the same structure trace the same."""
+    return tuple((path, "tensor") if isinstance(x, torch.Tensor) else (path, x)
+                 for path, x in _held_leaves(obj))
 
 
 class _InputTemplate:
