@@ -16,6 +16,8 @@
 #include <ATen/native/CPUFallback.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/_to_copy_native.h>
+#include <ATen/ops/_conj_native.h>
+#include <ATen/ops/_neg_view_native.h>
 #include <ATen/ops/alias_native.h>
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/take_along_dim_native.h>
@@ -335,6 +337,21 @@ at::Tensor ipuTakeAlongDim(const at::Tensor &self, const at::Tensor &indices,
       self, move ? indices.to(self.device()) : indices, dim);
 }
 
+// conj() and the negative view of complex tensors are lazy in eager (a bit
+// on the view, resolved by the kernels that read it). A traced tensor's
+// value is its logical value, so while tracing they are the physical ops.
+at::Tensor ipuConj(const at::Tensor &self) {
+  if (Tracer::current())
+    return at::_conj_physical(self);
+  return at::native::_conj(self);
+}
+
+at::Tensor ipuNegView(const at::Tensor &self) {
+  if (Tracer::current())
+    return at::neg(self);
+  return at::native::_neg_view(self);
+}
+
 // scaled_dot_product_attention asks the backend which fused kernel to use;
 // ours is the math decomposition (matmul, softmax, ...), which we capture.
 void ipuFusedSdpChoice(const c10::OperatorHandle &op,
@@ -372,6 +389,8 @@ TORCH_LIBRARY_IMPL(aten, IPU, m) {
   m.impl("as_strided", &poptorch::ipuAsStrided);
   m.impl("as_strided_", &poptorch::ipuAsStridedInplace);
   m.impl("alias", &poptorch::ipuAlias);
+  m.impl("_conj", &poptorch::ipuConj);
+  m.impl("_neg_view", &poptorch::ipuNegView);
   m.impl("select_scatter",
          torch::CppFunction::makeFromBoxedFunction<
              &poptorch::ipuScatter<poptorch::kSelect, poptorch::kInt>>());

@@ -42,6 +42,9 @@ bool hostDtype(at::ScalarType t) {
   case at::kShort:
   case at::kInt:
   case at::kLong:
+  case at::kComplexHalf:
+  case at::kComplexFloat:
+  case at::kComplexDouble:
     return true;
   default:
     return false;
@@ -304,14 +307,18 @@ const HostKernel &kernelFor(const char *text) {
   return *cache.emplace(s, std::move(k)).first->second;
 }
 
-/// The CPU tensor over an unranked memref's buffer (rank, descriptor).
+/// The CPU tensor over an unranked memref's buffer (rank, descriptor). The
+/// buffer of a complex tensor holds its (real, imaginary) pairs.
 at::Tensor tensorOver(intptr_t rank, intptr_t descriptor, at::ScalarType t) {
   auto *words = reinterpret_cast<int64_t *>(descriptor);
   char *aligned = reinterpret_cast<char *>(words[1]);
   std::vector<int64_t> sizes(words + 3, words + 3 + rank);
   std::vector<int64_t> strides(words + 3 + rank, words + 3 + 2 * rank);
-  return at::from_blob(aligned + words[2] * c10::elementSize(t), sizes, strides,
-                       at::TensorOptions().dtype(t));
+  at::ScalarType stored = c10::toRealValueType(t);
+  at::Tensor buffer =
+      at::from_blob(aligned + words[2] * c10::elementSize(stored), sizes,
+                    strides, at::TensorOptions().dtype(stored));
+  return at::isComplexType(t) ? at::view_as_complex(buffer) : buffer;
 }
 
 void runHostKernel(int64_t n, const intptr_t *words) {

@@ -88,11 +88,21 @@ void runAloneInForkedChild() {
   poptorch_bridge::setTeamRunner(nullptr);
 }
 
+/// The shape of a program buffer holding a tensor of these sizes: a complex
+/// tensor is held as its (real, imaginary) pairs (Tracer.h, tensorTypeOf).
+std::vector<int64_t> bufferShape(c10::IntArrayRef sizes, at::ScalarType t) {
+  std::vector<int64_t> shape = sizes.vec();
+  if (at::isComplexType(t))
+    shape.push_back(2);
+  return shape;
+}
+
 BufferRef bufferOf(const at::Tensor &t) {
-  TORCH_CHECK(t.device().is_cpu() && t.is_contiguous(),
+  TORCH_CHECK(t.device().is_cpu() && t.is_contiguous() && !t.is_conj() &&
+                  !t.is_neg(),
               "poptorch internal error: program buffers must be contiguous CPU "
-              "tensors");
-  return BufferRef{t.data_ptr(), t.sizes().vec()};
+              "tensors with no conjugate or negative bit");
+  return BufferRef{t.data_ptr(), bufferShape(t.sizes(), t.scalar_type())};
 }
 
 /// The common call of a compiled model, done without Python in between: one
@@ -128,7 +138,7 @@ public:
       const at::Tensor &t = THPVariable_Unpack(obj);
       const auto &[sizes, dtype, strides] = inputs[i];
       if (t.scalar_type() != dtype || t.sizes() != c10::IntArrayRef(sizes) ||
-          !t.is_cpu())
+          !t.is_cpu() || t.is_conj() || t.is_neg())
         return py::none();
       bool contiguous = t.is_contiguous();
       if (contiguous != !strides.has_value() ||
@@ -138,7 +148,7 @@ public:
         held.push_back(t.contiguous());
         in.push_back(bufferOf(held.back()));
       } else {
-        in.push_back(BufferRef{t.data_ptr(), t.sizes().vec()});
+        in.push_back(BufferRef{t.data_ptr(), bufferShape(t.sizes(), dtype)});
       }
     }
     for (const at::Tensor &t : state)
@@ -147,7 +157,8 @@ public:
     outputs.reserve(results.size());
     for (const auto &[shape, dtype] : results) {
       outputs.push_back(at::empty(shape, at::TensorOptions().dtype(dtype)));
-      out.push_back(BufferRef{outputs.back().data_ptr(), shape});
+      out.push_back(
+          BufferRef{outputs.back().data_ptr(), bufferShape(shape, dtype)});
     }
     withoutGil([&] { program.run(in, out); });
     py::list list(outputs.size());
@@ -281,13 +292,23 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly(
           "host_kernel_ops",
           [](const Tracer &t) {
-            std::vector<std::tuple<std::string, std::string, int>> out;
+            std::vector<std::tuple<std::string, std::string, int, bool>> out;
+            auto complex = [](const std::vector<TypeRecord> &types) {
+              for (const TypeRecord &t : types)
+                if (t.dtype && at::isComplexType(*t.dtype))
+                  return true;
+              return false;
+            };
             for (const OpRecord &r : t.opLog())
               if (std::string_view(r.status) == "host_kernel")
-                out.emplace_back(r.name, r.loc.file, r.loc.line);
+                out.emplace_back(r.name, r.loc.file, r.loc.line,
+                                 *r.dialectOp && (complex(r.inputTypes) ||
+                                                  complex(r.outputTypes)));
             return out;
           },
-          "(op, file, line) of each op captured as a host kernel")
+          "(op, file, line, complex) of each op captured as a host kernel; "
+          "complex: an op with a lowering that reads or makes complex "
+          "tensors")
       .def("value_id", &Tracer::valueIdOf, py::arg("tensor"))
       .def("print_tensor", &Tracer::printTensor, py::arg("tensor"),
            py::arg("title"));

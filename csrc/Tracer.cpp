@@ -139,16 +139,28 @@ ElemType elemTypeOf(at::ScalarType t, const std::string &opName) {
   }
 }
 
+TensorType tensorTypeOf(c10::IntArrayRef sizes, at::ScalarType dtype,
+                        const std::string &opName) {
+  if (!at::isComplexType(dtype))
+    return TensorType{sizes.vec(), elemTypeOf(dtype, opName)};
+  // A complex tensor is its pairs (real, imaginary): torch.view_as_real's
+  // layout, with the same memory.
+  std::vector<int64_t> shape = sizes.vec();
+  shape.push_back(2);
+  return TensorType{std::move(shape),
+                    elemTypeOf(c10::toRealValueType(dtype), opName)};
+}
+
+TensorType tensorTypeOf(const at::Tensor &t, const std::string &opName) {
+  return tensorTypeOf(t.sizes(), t.scalar_type(), opName);
+}
+
 std::string opDisplayName(const c10::OperatorHandle &op) {
   const auto &n = op.schema().operator_name();
   return n.overload_name.empty() ? n.name : n.name + "." + n.overload_name;
 }
 
 namespace {
-
-TensorType tensorTypeOf(const at::Tensor &t, const std::string &opName) {
-  return TensorType{t.sizes().vec(), elemTypeOf(t.scalar_type(), opName)};
-}
 
 bool isIpu(const at::Tensor &t) {
   return t.defined() && t.device().type() == c10::DeviceType::IPU;
@@ -369,6 +381,8 @@ ValueId Tracer::valueOf(const at::Tensor &t,
       fail(opName, e->poisonReason);
     if (want == t.scalar_type())
       return e->value;
+    if (at::isComplexType(want) || t.is_complex())
+      return hostCast(t, e->value, want, opName);
     TensorType to = builder.typeOf(e->value);
     to.dtype = elemTypeOf(want, opName);
     return builder.addOp("poptorch.cast", {{e->value}}, {}, {to},
@@ -378,8 +392,33 @@ ValueId Tracer::valueOf(const at::Tensor &t,
   // per traced op, the dispatch of `.to()` was a quarter of the capture time.
   if (t.unsafeGetTensorImpl()->is_wrapped_number())
     return scalarConstant(wrappedNumberValue(t), want, opName);
-  at::Tensor host = constantOf(t).to(want).contiguous();
+  at::Tensor host =
+      constantOf(t).to(want).resolve_conj().resolve_neg().contiguous();
   return builder.addConstant(tensorTypeOf(host, opName), host.data_ptr());
+}
+
+ValueId Tracer::hostCast(const at::Tensor &t, ValueId value,
+                         at::ScalarType dtype, const std::string &opName) {
+  // To or from a complex dtype (pairs of the real one): torch's own cast.
+  static const c10::OperatorHandle toCopy =
+      c10::Dispatcher::singleton().findSchemaOrThrow("aten::_to_copy", "");
+  std::vector<c10::IValue> args{t,           dtype,       c10::IValue(),
+                                c10::IValue(), c10::IValue(), false,
+                                c10::IValue()};
+  at::Tensor result = at::empty(t.sizes(), at::TensorOptions(c10::kMeta).dtype(dtype));
+  std::string why;
+  std::optional<HostKernelCall> call =
+      describeHostKernel(toCopy, args, {result}, why);
+  if (!call)
+    fail(opName, "cannot cast " + std::string(c10::toString(t.scalar_type())) +
+                     " to " + c10::toString(dtype) + ": " + why);
+  AttrValue name, text;
+  name.kind = text.kind = AttrValue::Str;
+  name.s = "aten::_to_copy";
+  text.s = call->call;
+  return builder.addOp("poptorch.host_kernel", {{value}},
+                       {{"op", name}, {"call", text}},
+                       {tensorTypeOf(result, opName)}, sourceLocation())[0];
 }
 
 ValueId Tracer::scalarConstant(const c10::Scalar &v, at::ScalarType dtype,
@@ -949,6 +988,20 @@ void Tracer::captureOp(const c10::OperatorHandle &op,
   // later reshape is a view or a copy, and a view would see a later in-place
   // update of its base (x.expand(3, 4).reshape(12) is a copy in eager).
   std::vector<c10::IValue> viewOut = eagerViewGeometry(op, args);
+  // Complex values have no lowering: an op that reads or makes one runs as
+  // a host kernel (views of them are captured: see mapView).
+  if (spec) {
+    bool complex = false;
+    auto note = [&](const at::Tensor &t) {
+      complex |= t.defined() && t.is_complex();
+    };
+    for (const c10::IValue &a : args)
+      forEachTensor(a, note);
+    for (const c10::IValue &m : metaOut)
+      forEachTensor(m, note);
+    if (complex)
+      spec = nullptr;
+  }
 
   // An op whose results all have no elements computes nothing, whatever its
   // operands are: each result is an empty constant, so no lowering and no

@@ -98,6 +98,15 @@ using Evaluator = std::function<void(const std::string &module,
 /// dtypes the dialect has none of.
 poptorch_bridge::ElemType elemTypeOf(at::ScalarType t,
                                      const std::string &opName);
+/// The dialect's type of a tensor of these sizes and dtype. A complex tensor
+/// is typed as its (real, imaginary) pairs, a trailing dim of 2 of the real
+/// dtype (torch.view_as_real): ops on complex tensors run as host kernels,
+/// and program buffers hold complex values in that layout.
+poptorch_bridge::TensorType tensorTypeOf(c10::IntArrayRef sizes,
+                                         at::ScalarType dtype,
+                                         const std::string &opName);
+poptorch_bridge::TensorType tensorTypeOf(const at::Tensor &t,
+                                         const std::string &opName);
 /// "aten::add.Tensor".
 std::string opDisplayName(const c10::OperatorHandle &op);
 /// The view op of a functionalized view op (`aten::select` for
@@ -291,6 +300,10 @@ private:
   ValueId valueOf(const at::Tensor &t, std::optional<at::ScalarType> dtype,
                   const std::string &opName);
   at::Tensor constantOf(const at::Tensor &t);
+  /// `value` (of tensor `t`) cast to `dtype` by torch's CPU kernel at run
+  /// time: the casts to and from complex dtypes.
+  ValueId hostCast(const at::Tensor &t, ValueId value, at::ScalarType dtype,
+                   const std::string &opName);
   /// A constant scalar holding `v` converted to `dtype` the way eager's
   /// kernels convert scalars (the cast of a tensor copy, which wraps: int8 +
   /// 300 adds 44, not the checked Scalar::to).

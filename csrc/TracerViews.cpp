@@ -201,6 +201,30 @@ ViewMap Tracer::mapView(const at::Tensor &self, c10::IntArrayRef sizes,
   auto unsupportedView = [&](const std::string &why) {
     fail(opName, viewRefusal(sizes, strides, why));
   };
+  if (self.is_complex()) {
+    // A complex value is its (real, imaginary) pairs: map the same view of
+    // the real elements (torch.view_as_real of both).
+    auto pairs = [](c10::IntArrayRef s, c10::IntArrayRef st, int64_t off) {
+      std::vector<int64_t> sizes2 = s.vec(), strides2;
+      for (int64_t x : st)
+        strides2.push_back(2 * x);
+      sizes2.push_back(2);
+      strides2.push_back(1);
+      return std::make_tuple(sizes2, strides2, 2 * off);
+    };
+    auto [selfSizes, selfStrides, selfOffset] =
+        pairs(self.sizes(), self.strides(), self.storage_offset());
+    int64_t extent = selfOffset + 1;
+    for (size_t d = 0; d < selfSizes.size(); ++d)
+      extent += selfSizes[d] == 0 ? 0 : (selfSizes[d] - 1) * selfStrides[d];
+    at::Tensor standIn =
+        at::empty({extent},
+                  at::TensorOptions(c10::kMeta)
+                      .dtype(c10::toRealValueType(self.scalar_type())))
+            .as_strided(selfSizes, selfStrides, selfOffset);
+    auto [viewSizes, viewStrides, viewOffset] = pairs(sizes, strides, offset);
+    return mapView(standIn, viewSizes, viewStrides, viewOffset, opName);
+  }
   // An expanded base (stride 0 along a dim of size > 1: the same value all
   // along it) is mapped as its unexpanded value, index 0 of those dims.
   std::vector<int64_t> expanded;
@@ -475,7 +499,7 @@ std::optional<ValueId> Tracer::viewValue(const at::Tensor &self,
   ++opCount;
   if (c10::multiply_integers(sizes) == 0) // reads nothing, wherever it starts
     return builder.addConstant(
-        TensorType{sizes.vec(), elemTypeOf(self.scalar_type(), opName)},
+        tensorTypeOf(sizes, self.scalar_type(), opName),
         nullptr);
   ViewMap map = mapView(self, sizes, strides, offset, opName);
   return readView(map, valueOf(self, std::nullopt, opName), sourceLocation());
@@ -785,8 +809,10 @@ std::optional<at::Tensor> Tracer::captureReshape(const at::Tensor &self,
   if (c10::multiply_integers(sizes) == 0)
     return captureView(self, sizes, strides, self.storage_offset(), opName);
   ++opCount;
+  std::vector<int64_t> shape =
+      tensorTypeOf(sizes, self.scalar_type(), opName).shape;
   ValueId v = emit("poptorch.reshape", valueOf(self, std::nullopt, opName),
-                   sizes.vec(), {}, sourceLocation());
+                   shape, {}, sourceLocation());
   at::Tensor out = emptyIpu(sizes, strides, self.scalar_type());
   bindValue(out, v);
   noteView(out, self, sizes, strides, self.storage_offset());

@@ -101,7 +101,7 @@ class _InputSnapshot:
 
 
 def _bytes(t: torch.Tensor) -> torch.Tensor:
-    return t.detach().contiguous().flatten().view(torch.uint8).clone()
+    return t.detach().resolve_conj().resolve_neg().contiguous().flatten().view(torch.uint8).clone()
 
 
 def _written_inputs(exe: Any) -> set[int]:

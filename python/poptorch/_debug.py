@@ -471,6 +471,8 @@ _C10_DTYPES = {
     "Float": torch.float32, "Double": torch.float64, "Half": torch.float16,
     "BFloat16": torch.bfloat16, "Bool": torch.bool, "Char": torch.int8, "Byte": torch.uint8,
     "Short": torch.int16, "Int": torch.int32, "Long": torch.int64,
+    "ComplexHalf": torch.complex32, "ComplexFloat": torch.complex64,
+    "ComplexDouble": torch.complex128,
 }
 
 
@@ -482,11 +484,11 @@ def _parse_type(text: str) -> tuple[list[int], torch.dtype]:
 
 def program_arguments(graph: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> list[torch.Tensor]:
     """@main's arguments in order: the tensor inputs, then parameters and buffers."""
-    from ._tracing import flatten_inputs
+    from ._tracing import flatten_inputs, program_buffer
 
     leaves, _ = flatten_inputs(args, kwargs)
-    tensors = [x.detach().cpu().contiguous() for x in leaves if isinstance(x, torch.Tensor)]
-    tensors += [t.detach().cpu().contiguous() for _, t in graph.parameters + graph.buffers]
+    tensors = [program_buffer(x) for x in leaves if isinstance(x, torch.Tensor)]
+    tensors += [program_buffer(t) for _, t in graph.parameters + graph.buffers]
     return tensors
 
 

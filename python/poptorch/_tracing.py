@@ -62,9 +62,16 @@ def layout_of(t: torch.Tensor) -> tuple[int, ...] | None:
     return None if t.is_contiguous() else tuple(t.stride())
 
 
+def program_buffer(t: torch.Tensor) -> torch.Tensor:
+    """The dense CPU tensor a program reads for ``t``: conjugate and negative views
+    resolved (a complex tensor's buffer holds its (real, imaginary) pairs)."""
+    return t.detach().cpu().resolve_conj().resolve_neg().contiguous()
+
+
 def _ipu_input(t: torch.Tensor) -> torch.Tensor:
     """An ipu copy of an input with its layout (contiguous, permuted, with gaps or
     expanded), so that tracing takes eager's view-or-copy decisions on it."""
+    t = t.resolve_conj().resolve_neg()
     if t.is_contiguous():
         return t.to(IPU)
     # Expanded (stride 0) dims are stored once: copy the unexpanded tensor, then expand.
@@ -317,12 +324,14 @@ _HOST_KERNELS_WARNED: set[str] = set()
 
 def _warn_host_kernels(tracer: Any) -> None:
     """One warning per process for each op that runs as a host kernel."""
-    for name, file, line in tracer.host_kernel_ops:
-        if name not in _HOST_KERNELS_WARNED:
-            _HOST_KERNELS_WARNED.add(name)
-            logger.warning("poptorch: %s at %s:%s has no lowering: it runs as PyTorch's CPU "
+    for name, file, line, complex_ in tracer.host_kernel_ops:
+        key = f"{name} (complex)" if complex_ else name
+        if key not in _HOST_KERNELS_WARNED:
+            _HOST_KERNELS_WARNED.add(key)
+            logger.warning("poptorch: %s at %s:%s has no lowering%s: it runs as PyTorch's CPU "
                            "kernel inside the compiled program (Options().hostKernels(False) "
-                           "makes this an error)", name, file, line)
+                           "makes this an error)", name, file, line,
+                           " for complex tensors" if complex_ else "")
 
 
 class _TypeName(str):
@@ -681,6 +690,10 @@ def meta_memo(cache_dir: str | None) -> Any:
         logger.debug("meta results: %d read from and %d written to %s", read, written, path)
 
 
+# The errors of ops that refuse operands on different devices.
+_DEVICE_MISMATCH = re.compile(r"on the same device|same device as|different devices")
+
+
 def trace(
     model: Callable[..., Any],
     *args: Any,
@@ -698,8 +711,21 @@ def trace(
     start = time.perf_counter()
     cpu_rng = torch.default_generator.get_state()
     with _gc_paused():
-        graph = _trace(model, args, kwargs, source_location_excludes, execution_strategy, start,
-                       default_ipu=False, host_kernels=host_kernels)
+        try:
+            graph = _trace(model, args, kwargs, source_location_excludes, execution_strategy,
+                           start, default_ipu=False, host_kernels=host_kernels)
+        except errors.Error as e:
+            if not _DEVICE_MISMATCH.search(str(e)):
+                raise
+            # A tensor the model made without device= (torch.hann_window(n) for stft)
+            # met a traced input in an op that checks devices: in eager both are on the
+            # CPU. Trace again with the ipu as the default device, as for random ops.
+            logger.info("a tensor made on the CPU in the model met an input on the ipu "
+                        "(%s); tracing again with the ipu as the default device", e)
+            torch.default_generator.set_state(cpu_rng)
+            graph = _trace(model, args, kwargs, source_location_excludes, execution_strategy,
+                           start, default_ipu=True, host_kernels=host_kernels)
+            return graph
         if not torch.equal(cpu_rng, torch.default_generator.get_state()):
             # A factory function without a device (torch.rand(n), torch.empty(n).normal_())
             # drew from the CPU generator while tracing: those numbers would be baked into
@@ -1045,7 +1071,7 @@ class Executable:
                     "since its signature was checked")
         start = time.perf_counter()
         # Program buffers are contiguous CPU tensors (ipu inputs are host memory too).
-        inputs = [x.detach().cpu().contiguous() for x in user_inputs]
+        inputs = [program_buffer(x) for x in user_inputs]
         batching = self.batching
         if not batching.looped and not graph.buffer_update_args:
             # The common call: one micro-batch, no writes (kept short: this is

@@ -85,6 +85,10 @@ text_case("mpnet", "encoder", tf.MPNetModel, lambda: tf.MPNetConfig(**BERTLIKE))
 text_case("modernbert", "encoder", tf.ModernBertModel, lambda: tf.ModernBertConfig(
     **BERTLIKE, global_attn_every_n_layers=2, local_attention=8, pad_token_id=0,
     bos_token_id=1, eos_token_id=2, cls_token_id=1, sep_token_id=2))
+# token mixing by a 2-D Fourier transform (torch.fft.fftn(...).real): complex tensors
+text_case("fnet", "encoder", tf.FNetModel, lambda: tf.FNetConfig(
+    vocab_size=VOCAB, hidden_size=H, num_hidden_layers=LAYERS, intermediate_size=FF,
+    max_position_embeddings=POS), masked=False)
 
 # ---------------------------------------------------------------- decoders
 GPT2 = dict(vocab_size=VOCAB, n_positions=POS, n_embd=H, n_layer=LAYERS, n_head=HEADS, bos_token_id=0,
