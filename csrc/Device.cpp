@@ -337,6 +337,16 @@ at::Tensor ipuTakeAlongDim(const at::Tensor &self, const at::Tensor &indices,
       self, move ? indices.to(self.device()) : indices, dim);
 }
 
+// torch.equal answers a Python bool: while tracing, a value read (guarded)
+// where the shapes agree. (It has no Meta kernel to trace it otherwise.)
+bool ipuEqual(const at::Tensor &self, const at::Tensor &other) {
+  if (!self.sizes().equals(other.sizes()))
+    return false;
+  if (Tracer::current())
+    return at::eq(self, other).all().item<bool>();
+  return at::equal(hostAlias(self), hostAlias(other));
+}
+
 // conj() and the negative view of complex tensors are lazy in eager (a bit
 // on the view, resolved by the kernels that read it). A traced tensor's
 // value is its logical value, so while tracing they are the physical ops.
@@ -390,6 +400,7 @@ TORCH_LIBRARY_IMPL(aten, IPU, m) {
   m.impl("as_strided_", &poptorch::ipuAsStridedInplace);
   m.impl("alias", &poptorch::ipuAlias);
   m.impl("_conj", &poptorch::ipuConj);
+  m.impl("equal", &poptorch::ipuEqual);
   m.impl("_neg_view", &poptorch::ipuNegView);
   m.impl("select_scatter",
          torch::CppFunction::makeFromBoxedFunction<

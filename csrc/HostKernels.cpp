@@ -367,6 +367,27 @@ void runHostKernel(int64_t n, const intptr_t *words) {
   }
 }
 
+/// Whether an op tagged as random draws nothing with these arguments: its
+/// dropout probability is 0 or it is not training (scaled_dot_product_attention
+/// with dropout_p=0, native_dropout with train=False).
+bool drawsNothing(const c10::OperatorHandle &op,
+                  const std::vector<c10::IValue> &args) {
+  const c10::FunctionSchema &schema = op.schema();
+  bool found = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &name = schema.arguments()[i].name();
+    if (name == "dropout_p" || name == "p") {
+      if (!args[i].isDouble() || args[i].toDouble() != 0.0)
+        return false;
+      found = true;
+    } else if (name == "train" && args[i].isBool()) {
+      if (!args[i].toBool())
+        return true;
+    }
+  }
+  return found;
+}
+
 } // namespace
 
 std::optional<HostKernelCall>
@@ -374,7 +395,7 @@ describeHostKernel(const c10::OperatorHandle &op,
                    const std::vector<c10::IValue> &args,
                    const std::vector<c10::IValue> &results, std::string &why) {
   const c10::FunctionSchema &schema = op.schema();
-  if (op.hasTag(at::Tag::nondeterministic_seeded)) {
+  if (op.hasTag(at::Tag::nondeterministic_seeded) && !drawsNothing(op, args)) {
     why = "it draws random numbers";
     return std::nullopt;
   }

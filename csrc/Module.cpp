@@ -292,23 +292,32 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly(
           "host_kernel_ops",
           [](const Tracer &t) {
-            std::vector<std::tuple<std::string, std::string, int, bool>> out;
+            std::vector<std::tuple<std::string, std::string, int, std::string>>
+                out;
             auto complex = [](const std::vector<TypeRecord> &types) {
               for (const TypeRecord &t : types)
                 if (t.dtype && at::isComplexType(*t.dtype))
                   return true;
               return false;
             };
-            for (const OpRecord &r : t.opLog())
-              if (std::string_view(r.status) == "host_kernel")
-                out.emplace_back(r.name, r.loc.file, r.loc.line,
-                                 *r.dialectOp && (complex(r.inputTypes) ||
-                                                  complex(r.outputTypes)));
+            for (const OpRecord &r : t.opLog()) {
+              if (std::string_view(r.status) != "host_kernel")
+                continue;
+              std::string why;
+              auto refused = t.loweringRefused().find(r.name);
+              if (!*r.dialectOp)
+                why = "";
+              else if (complex(r.inputTypes) || complex(r.outputTypes))
+                why = "for complex tensors";
+              else if (refused != t.loweringRefused().end())
+                why = "for these arguments (" + refused->second + ")";
+              out.emplace_back(r.name, r.loc.file, r.loc.line, why);
+            }
             return out;
           },
-          "(op, file, line, complex) of each op captured as a host kernel; "
-          "complex: an op with a lowering that reads or makes complex "
-          "tensors")
+          "(op, file, line, why) of each op captured as a host kernel; why: "
+          "empty for ops without a lowering, else why their lowering was "
+          "not used")
       .def("value_id", &Tracer::valueIdOf, py::arg("tensor"))
       .def("print_tensor", &Tracer::printTensor, py::arg("tensor"),
            py::arg("title"));

@@ -1088,10 +1088,14 @@ void Tracer::captureOp(const c10::OperatorHandle &op,
     return pushOutputs(ids, "");
   }
 
-  if (!spec && poison.empty() && hostKernels) {
-    // No lowering: PyTorch's CPU kernel runs it when the program runs.
-    std::string why;
-    if (auto call = describeHostKernel(op, args, metaOut, why)) {
+  // PyTorch's CPU kernel runs the op when the program runs; false (with
+  // `why`) for ops it cannot run that way.
+  auto captureHostKernel = [&](std::string &why) -> bool {
+    std::optional<HostKernelCall> call =
+        describeHostKernel(op, args, metaOut, why);
+    if (!call)
+      return false;
+    {
       std::vector<ValueId> inputs;
       for (const at::Tensor &t : call->inputs)
         inputs.push_back(valueOf(t, std::nullopt, opName));
@@ -1125,8 +1129,16 @@ void Tracer::captureOp(const c10::OperatorHandle &op,
                         metaOut[r].toTensor().options().device(c10::kCPU));
           guardList.push_back(std::move(g));
         }
-      return pushOutputs(ids, "");
+      pushOutputs(ids, "");
+      return true;
     }
+  };
+
+  if (!spec && poison.empty() && hostKernels) {
+    // No lowering.
+    std::string why;
+    if (captureHostKernel(why))
+      return;
     hostKernelRefusals[opName] = why;
   } else if (!spec && !hostKernels) {
     hostKernelRefusals[opName] = "Options().hostKernels(False)";
@@ -1411,8 +1423,17 @@ void Tracer::captureOp(const c10::OperatorHandle &op,
       ids[0] =
           builder.addOp("poptorch.cast", {{ids[0]}}, {}, {*castTo}, loc)[0];
   } catch (const CompileError &e) {
-    fail(opName, std::string("cannot be captured as ") + spec->dialectOp +
-                     ": " + e.what());
+    // The lowering refuses these arguments (grid_sample's bicubic mode, say):
+    // PyTorch's kernel runs the op instead, where it can.
+    std::string refusal = std::string("cannot be captured as ") +
+                          spec->dialectOp + ": " + e.what();
+    std::string why, first = e.what();
+    first = first.substr(0, first.find('\n'));
+    if (hostKernels && captureHostKernel(why)) {
+      loweringRefusals.emplace(opName, first);
+      return;
+    }
+    fail(opName, refusal + (why.empty() ? "" : " (and it is not a host kernel: " + why + ")"));
   }
   pushOutputs(ids, "");
 }

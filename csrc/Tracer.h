@@ -146,6 +146,11 @@ public:
   size_t numOps() const { return opCount; }
   /// Every op dispatched while tracing, in order.
   const std::vector<OpRecord> &opLog() const { return ops; }
+  /// Ops with a lowering that refused the model's arguments, run as host
+  /// kernels instead: op name -> why.
+  const std::map<std::string, std::string> &loweringRefused() const {
+    return loweringRefusals;
+  }
   /// Keep each op's arguments in the op log (golden checks).
   void setRecordArgs(bool on) { recordArgs = on; }
   /// The module with `values` appended to @main's results (those that are
@@ -383,6 +388,9 @@ private:
   /// Why an op without a lowering could not be a host kernel (for the
   /// unsupported-op error).
   std::map<std::string, std::string> hostKernelRefusals;
+  /// Ops run as host kernels because their lowering refused the arguments
+  /// the model gave: op name -> the first refusal.
+  std::map<std::string, std::string> loweringRefusals;
 };
 
 } // namespace poptorch

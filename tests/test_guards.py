@@ -72,6 +72,11 @@ def test_guard_failure_is_logged_with_line_and_values(caplog):
       (torch.randn(2, 4), torch.tensor([[1.0, 1, 0, 0], [1, 1, 1, 1]]))]),
     ("input-item", lambda x, flag: x + 1 if flag.item() else x - 1,
      [(torch.randn(3), torch.tensor(True)), (torch.randn(3), torch.tensor(False))]),
+    ("equal", lambda x, y: x * 2 if torch.equal(x, y) else x - y,
+     [(torch.ones(3), torch.ones(3)), (torch.ones(3), torch.zeros(3))]),
+    # tensor_split reads a tensor of indices, which eager wants on the CPU
+    ("tensor_split-indices", lambda x, i: torch.tensor_split(x, i, dim=1),
+     [(torch.randn(2, 7), torch.tensor([1, 4])), (torch.randn(2, 7), torch.tensor([2, 3]))]),
     ("two-reads", lambda x: x * int(x.argmax()) + float(x.min()),
      [(torch.tensor([1.0, 5.0, 2.0]),), (torch.tensor([7.0, 5.0, 2.0]),), (torch.tensor([1.0, 5.0, 9.0]),)]),
 ], ids=lambda v: v if isinstance(v, str) else "")

@@ -7,6 +7,7 @@ import logging
 
 import pytest
 import torch
+import torch.nn.functional as F
 from conftest import Fn, assert_matches
 
 import poptorch
@@ -108,3 +109,22 @@ def test_value_dependent_shapes_are_guarded(name, fn, inputs):
     shapes = {tuple(fn(x).shape) for x in inputs}
     assert model.compile_count == len(shapes)
     assert any(g.in_program for g in model.executable.graph.guards)
+
+
+@pytest.mark.parametrize("name, fn, args", [
+    ("grid_sample-bicubic", lambda x, g: F.grid_sample(x, g, mode="bicubic", align_corners=False),
+     (torch.randn(1, 2, 5, 5), torch.rand(1, 3, 3, 2) * 2 - 1)),
+    ("masked_scatter-broadcast-mask", lambda x, m, s: x.masked_scatter(m, s),
+     (torch.randn(3), torch.tensor([[True, False, True], [False, True, True]]), torch.randn(6))),
+    # a random op (dropout inside attention) that draws nothing with dropout_p=0
+    ("sdpa-unbatched-key-value", F.scaled_dot_product_attention,
+     (torch.randn(2, 3, 4), torch.randn(3, 4), torch.randn(3, 4))),
+])
+def test_arguments_the_lowering_refuses_run_as_host_kernel(name, fn, args, caplog):
+    with caplog.at_level(logging.WARNING, logger="poptorch"):
+        model = poptorch.inferenceModel(Fn(fn))
+        assert_matches(model(*args), fn(*args))
+    assert any("no lowering for these arguments (" in r.message for r in caplog.records), [
+        r.message for r in caplog.records]
+    with pytest.raises(poptorch.errors.TraceError, match="cannot be captured as poptorch"):
+        poptorch.inferenceModel(Fn(fn), poptorch.Options().hostKernels(False))(*args)

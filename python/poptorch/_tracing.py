@@ -226,6 +226,9 @@ def _install_eager_compatible_tracing() -> None:
       computes no gradients, so the forward alone is the Function's meaning here.
     - ``Tensor.tolist()`` and ``.numpy()`` read the value (a guarded read, see
       ``Tracer::readValue``) instead of failing on a functional tensor's missing storage.
+    - ``torch.tensor_split(x, indices)`` with a tensor of indices, which it wants on the
+      CPU (it reads them): an ipu one is read the same way. (Functionalization decomposes
+      this view op before the ipu backend sees it.)
 
     Installed once, at the first trace; other threads, and this one when it is not
     tracing, get PyTorch's own behaviour.
@@ -250,7 +253,18 @@ def _install_eager_compatible_tracing() -> None:
     def numpy(self: torch.Tensor, *, force: bool = False) -> Any:
         return original_numpy(_host_value(self) if state.eager_compatible else self, force=force)
 
+    original_split = torch.tensor_split
+
+    def tensor_split(self: torch.Tensor, indices_or_sections: Any, *args: Any,
+                     **kwargs: Any) -> Any:
+        if state.eager_compatible and isinstance(indices_or_sections, torch.Tensor) \
+                and indices_or_sections.device.type != "cpu":
+            indices_or_sections = _host_value(indices_or_sections)
+        return original_split(self, indices_or_sections, *args, **kwargs)
+
     apply._poptorch_tracing = True  # type: ignore[attr-defined]
+    torch.tensor_split = functools.wraps(original_split)(tensor_split)
+    torch.Tensor.tensor_split = functools.wraps(torch.Tensor.tensor_split)(tensor_split)
     function.apply = classmethod(apply)
     torch.Tensor.tolist = functools.wraps(original_tolist)(tolist)
     torch.Tensor.numpy = functools.wraps(original_numpy)(numpy)
@@ -324,14 +338,13 @@ _HOST_KERNELS_WARNED: set[str] = set()
 
 def _warn_host_kernels(tracer: Any) -> None:
     """One warning per process for each op that runs as a host kernel."""
-    for name, file, line, complex_ in tracer.host_kernel_ops:
-        key = f"{name} (complex)" if complex_ else name
+    for name, file, line, why in tracer.host_kernel_ops:
+        key = f"{name} {why}" if why else name
         if key not in _HOST_KERNELS_WARNED:
             _HOST_KERNELS_WARNED.add(key)
             logger.warning("poptorch: %s at %s:%s has no lowering%s: it runs as PyTorch's CPU "
                            "kernel inside the compiled program (Options().hostKernels(False) "
-                           "makes this an error)", name, file, line,
-                           " for complex tensors" if complex_ else "")
+                           "makes this an error)", name, file, line, f" {why}" if why else "")
 
 
 class _TypeName(str):
