@@ -327,3 +327,15 @@ def test_constructor_output_is_not_folded_when_it_depends_on_input():
     fn = lambda x: (x * 2).fill_(5).sum() + x.zero_().sum()  # noqa: E731
     exe = poptorch.trace(fn, torch.randn(2, 2)).compile()
     assert exe(torch.randn(2, 2)).item() == 20
+
+
+@pytest.mark.parametrize("name, fn, args", [
+    # a 0-d input is indexed as if it had one dim of size 1
+    ("gather-0d-input", lambda x, i: torch.gather(x, 0, i), (torch.tensor(2.5), torch.tensor([0]))),
+    ("index_select-0d-input", lambda x, i: torch.index_select(x, 0, i),
+     (torch.tensor(2.5), torch.tensor([0]))),
+    ("take-0d-index", lambda x, i: torch.take(x, i), (torch.randn(5), torch.tensor(3))),
+    ("take-one-element", lambda x, i: torch.take(x, i), (torch.randn(1), torch.tensor(0))),
+])
+def test_indexing_with_0d_operands(name, fn, args):
+    check(fn, *args)

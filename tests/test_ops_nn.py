@@ -289,3 +289,12 @@ def test_group_norm(dtype, shape, groups):
     c = shape[1]
     w, b = sample((c,), dtype), sample((c,), dtype)
     check(lambda x: F.group_norm(x, groups, w, b, eps=1e-5), sample(shape, dtype))
+
+
+@pytest.mark.parametrize("spatial", [2, 3])
+def test_convolution_with_unit_dims_but_width(spatial):
+    # every dim but the width is 1: the register tile drops the unit loops
+    x = torch.randn((1, 1) + (1,) * (spatial - 1) + (10,))
+    w = torch.randn((1, 1) + (1,) * (spatial - 1) + (4,))
+    conv = (F.conv2d, F.conv3d)[spatial - 2]
+    check(lambda x, w: conv(x, w), x, w)

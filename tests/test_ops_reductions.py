@@ -13,7 +13,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 import torch.utils._pytree as pytree
-from conftest import compiled
+from conftest import check, compiled
 from opsuite import DTYPES, FLOAT_DTYPES, INT_DTYPES, SIGNED_DTYPES, dtypes, sample
 
 
@@ -491,3 +491,9 @@ def test_multilabel_margin_loss(dtype, reduction):
     if reduction != "none":  # 1-D, none: Meta says shape (1,), the CPU kernel ()
         check(lambda x: F.multilabel_margin_loss(x[0], t[0], reduction=reduction), x)
     check(lambda x: torch.ops.aten.multilabel_margin_loss_forward(x, t, 1), x)
+
+
+def test_prod_of_booleans_is_their_and():
+    x = torch.rand(5, 5, 5) > 0.2
+    check(lambda t: torch.prod(t, 1, dtype=torch.bool), x)
+    check(lambda t: torch.prod(t, 1), x)  # int64 result

@@ -260,6 +260,11 @@ void vectorizeIfPossible(RewriterBase &rewriter, linalg::LinalgOp op) {
   if (failed(linalg::vectorizeOpPrecondition(
           op, sizes, SmallVector<bool>(sizes.size(), false))))
     return;
+  // A gather of one element (a 0-d op reading a tensor.extract) would become
+  // a vector.gather of 0-d vectors, which is invalid: it stays scalar.
+  if (op.getNumLoops() == 0 &&
+      !op->getRegion(0).getOps<tensor::ExtractOp>().empty())
+    return;
   rewriter.setInsertionPoint(op);
   SmallVector<bool> scalable(sizes.size(), false);
   FailureOr<linalg::VectorizationResult> result =
@@ -315,6 +320,9 @@ linalg::LinalgOp asNamedContraction(RewriterBase &rewriter,
   auto reduced = dyn_cast<linalg::GenericOp>(dropped->resultOp.getOperation());
   if (!reduced)
     return cast<linalg::LinalgOp>(dropped->resultOp.getOperation());
+  // (The insertion point was before the op just replaced: the named op takes
+  // the reduced op's place, before the insert_slice of its result.)
+  rewriter.setInsertionPoint(reduced);
   FailureOr<linalg::LinalgOp> named =
       linalg::specializeGenericOp(rewriter, reduced);
   return succeeded(named) ? *named : cast<linalg::LinalgOp>(*reduced);

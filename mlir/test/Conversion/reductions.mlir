@@ -37,6 +37,18 @@ func.func @reduce_prod_i64(%x: tensor<2x3xi64>) -> tensor<3xi64> {
 
 // -----
 
+// The product of booleans is their logical and.
+// CHECK-LABEL: func.func @reduce_prod_i1
+// CHECK: %[[T:.*]] = arith.constant true
+// CHECK: linalg.fill ins(%[[T]] : i1)
+// CHECK: arith.andi
+func.func @reduce_prod_i1(%x: tensor<2x3xi1>) -> tensor<2xi1> {
+  %0 = poptorch.reduce_prod %x {dims = array<i64: 1>} : tensor<2x3xi1> -> tensor<2xi1>
+  return %0 : tensor<2xi1>
+}
+
+// -----
+
 // all: x != 0 (NaN is true), reduced with andi, uint8 result for uint8 input.
 // CHECK-LABEL: func.func @reduce_all_f32
 // CHECK: arith.cmpf une

@@ -408,3 +408,44 @@ func.func @gathers_from_bool(%x: tensor<8xi1>) -> tensor<2x8xi64> {
   } -> tensor<2x8xi64>
   return %r : tensor<2x8xi64>
 }
+
+// -----
+
+// A convolution written as a generic whose loops are all unit but the width
+// and the window: the register tile drops the unit loops and takes the named
+// op's form, which is built where the reduced op stood, before the
+// insert_slice of its result (it was built after it: invalid IR).
+// CHECK-LABEL: func.func @conv_with_unit_loops
+// CHECK-NOT: linalg.
+// CHECK: vector.fma
+// CHECK: return
+func.func @conv_with_unit_loops(%x: tensor<1x1x1x1x1x10xf32>, %w: tensor<1x1x1x1x1x4xf32>) -> tensor<1x1x1x1x1x7xf32> {
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x1x1x1x1x7xf32>
+  %init = linalg.fill ins(%c0 : f32) outs(%e : tensor<1x1x1x1x1x7xf32>) -> tensor<1x1x1x1x1x7xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8, d9) -> (d0, d1, d6, d3 + d7, d4 + d8, d5 + d9)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8, d9) -> (d1, d2, d6, d7, d8, d9)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8, d9) -> (d0, d1, d2, d3, d4, d5)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x1x1x1x1x10xf32>, tensor<1x1x1x1x1x4xf32>) outs(%init : tensor<1x1x1x1x1x7xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x1x1x1x1x7xf32>
+  return %r : tensor<1x1x1x1x1x7xf32>
+}
+
+// -----
+
+// A 0-d op gathering one element stays scalar (a vector.gather of 0-d
+// vectors is invalid).
+// CHECK-LABEL: func.func @gather_one_element
+// CHECK-NOT: vector.gather
+// CHECK: tensor.extract %{{.*}} : tensor<5xf32>
+func.func @gather_one_element(%x: tensor<5xf32>, %i: tensor<i64>) -> tensor<f32> {
+  %e = tensor.empty() : tensor<f32>
+  %r = linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []} ins(%i : tensor<i64>) outs(%e : tensor<f32>) {
+  ^bb0(%in: i64, %out: f32):
+    %j = arith.index_cast %in : i64 to index
+    %v = tensor.extract %x[%j] : tensor<5xf32>
+    linalg.yield %v : f32
+  } -> tensor<f32>
+  return %r : tensor<f32>
+}

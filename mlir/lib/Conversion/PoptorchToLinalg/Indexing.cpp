@@ -121,6 +121,12 @@ struct TorchGatherLowering : public OpConversionPattern<GatherOp> {
     auto in = getTensorType(input).getShape();
     int64_t dim = op.getDim();
     RankedTensorType resTy = op.getType();
+    if (in.empty()) {
+      // Every index of a 0-d input (0 or -1: torch checks) reads its value.
+      rewriter.replaceOp(op, broadcastTensor(rewriter, op.getLoc(), input,
+                                             resTy.getShape()));
+      return success();
+    }
     AffineMap id = rewriter.getMultiDimIdentityMap(resTy.getRank());
     rewriter.replaceOp(
         op, createIndexedGeneric(
@@ -128,8 +134,7 @@ struct TorchGatherLowering : public OpConversionPattern<GatherOp> {
                 [&](OpBuilder &b, Location loc, ValueRange ivs,
                     ValueRange args) -> Value {
                   SmallVector<Value> pos(ivs);
-                  if (!in.empty())
-                    pos[dim] = indexFromElement(b, loc, args[0], in[dim]);
+                  pos[dim] = indexFromElement(b, loc, args[0], in[dim]);
                   return tensor::ExtractOp::create(b, loc, input, pos);
                 }));
     return success();
@@ -144,6 +149,12 @@ struct IndexLowering : public OpConversionPattern<IndexOp> {
     Value input = adaptor.getInput();
     auto in = getTensorType(input).getShape();
     RankedTensorType resTy = op.getType();
+    if (in.empty()) {
+      // index_select of a 0-d input: every index (0 or -1) reads its value.
+      rewriter.replaceOp(op, broadcastTensor(rewriter, op.getLoc(), input,
+                                             resTy.getShape()));
+      return success();
+    }
     IndexedRegion r =
         indexedRegion(in, op.getDims(), adaptor.getIndices(), resTy.getRank());
     if (ArrayRef<int64_t>(r.shape) != resTy.getShape())

@@ -23,7 +23,7 @@ namespace {
 
 enum class ReduceKind { Sum, Mean, Max, Min, Prod, All, Any };
 
-template <typename OpTy, ReduceKind kind>
+template <typename OpTy, ReduceKind opKind>
 struct ReduceLowering : public OpConversionPattern<OpTy> {
   using OpConversionPattern<OpTy>::OpConversionPattern;
   using OpAdaptor = typename OpTy::Adaptor;
@@ -36,17 +36,19 @@ struct ReduceLowering : public OpConversionPattern<OpTy> {
     Value input = adaptor.getInput();
     auto inTy = getTensorType(input);
     Type elem = inTy.getElementType();
+    // The product of booleans is their logical and.
+    const ReduceKind kind =
+        opKind == ReduceKind::Prod && elem.isInteger(1) ? ReduceKind::All
+                                                        : opKind;
     bool logical = kind == ReduceKind::All || kind == ReduceKind::Any;
     if (!isa<FloatType, IntegerType>(elem))
       return op.emitOpError("element type ") << elem << " is not supported";
     if (kind == ReduceKind::Mean && !isa<FloatType>(elem))
       return op.emitOpError("mean of integer type ")
              << elem << " is not defined; cast to a float type first";
-    if ((kind == ReduceKind::Sum || kind == ReduceKind::Prod) &&
-        elem.isInteger(1))
-      return op.emitOpError(kind == ReduceKind::Sum ? "sum" : "prod")
-             << " of booleans must be computed in an integer type; cast the "
-                "input to int64 first";
+    if (kind == ReduceKind::Sum && elem.isInteger(1))
+      return op.emitOpError("sum of booleans must be computed in an integer "
+                            "type; cast the input to int64 first");
 
     SmallVector<int64_t> dims(op.getDims());
     llvm::sort(dims);
