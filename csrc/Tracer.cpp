@@ -523,12 +523,19 @@ Tracer::shapesFromValues(const c10::OperatorHandle &op,
                          const std::vector<c10::IValue> &args,
                          const std::string &opName) {
   torch::jit::Stack stack;
-  for (const c10::IValue &a : args)
-    stack.push_back(mapTensors(a, [&](const at::Tensor &t) -> at::Tensor {
+  for (size_t i = 0; i < args.size(); ++i) {
+    // An out= argument the kernel resizes: a new tensor, not a value.
+    const c10::AliasInfo *alias = op.schema().arguments()[i].alias_info();
+    bool out = alias && alias->isWrite() &&
+               op.schema().arguments()[i].kwarg_only();
+    stack.push_back(mapTensors(args[i], [&](const at::Tensor &t) -> at::Tensor {
       if (!t.defined())
         return t;
+      if (out)
+        return at::empty({0}, t.options().device(c10::kCPU));
       return isIpu(t) ? evaluate(t, opName) : t;
     }));
+  }
   {
     PlainCpuDispatch plain;
     try {
@@ -822,9 +829,12 @@ Tracer::callOnMeta(const c10::OperatorHandle &op,
       throw;
     fail(opDisplayName(op), std::string("invalid arguments: ") + e.what());
   } catch (const c10::Error &e) {
+    std::string what = e.what_without_backtrace();
+    if (what.find("no fake impl or Meta kernel registered") !=
+        std::string::npos)
+      throw NoMetaKernel(opDisplayName(op) + " has no Meta kernel");
     // A C++ Meta kernel's message, without the C++ backtrace.
-    fail(opDisplayName(op),
-         std::string("invalid arguments: ") + e.what_without_backtrace());
+    fail(opDisplayName(op), "invalid arguments: " + what);
   } catch (const std::exception &e) {
     fail(opDisplayName(op), std::string("invalid arguments: ") + e.what());
   }
@@ -979,9 +989,23 @@ void Tracer::captureOp(const c10::OperatorHandle &op,
   // being traced, and a host kernel that checks them on every call.
   bool valueShapes = op.hasTag(at::Tag::dynamic_output_shape) && !spec &&
                      poison.empty() && hostKernels && evaluator;
-  std::vector<c10::IValue> metaOut = valueShapes
-                                         ? shapesFromValues(op, args, opName)
-                                         : runOnMeta(op, args, indexList);
+  std::vector<c10::IValue> metaOut;
+  if (valueShapes) {
+    metaOut = shapesFromValues(op, args, opName);
+  } else {
+    try {
+      metaOut = runOnMeta(op, args, indexList);
+    } catch (const NoMetaKernel &e) {
+      // Without a Meta kernel to give its result shapes (geqrf, histogram),
+      // an op without a lowering gets them from its CPU kernel run on the
+      // values being traced, checked by its host kernel like those above.
+      if (spec || !poison.empty() || !hostKernels || !evaluator)
+        fail(opName, std::string(e.what()) +
+                         ", so its result shapes are unknown while tracing");
+      valueShapes = true;
+      metaOut = shapesFromValues(op, args, opName);
+    }
+  }
   torch::jit::drop(*stack, nargs);
   // The result of a functionalized view (`expand_copy` for `expand`) takes
   // the view's strides, as eager's has: torch decides from strides whether a

@@ -21,6 +21,11 @@ namespace poptorch {
 using poptorch_bridge::ValueId;
 struct ViewMap;
 
+/// An op that has no Meta kernel (Tracer::callOnMeta).
+struct NoMetaKernel : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 /// What the tracer knows about one ipu tensor.
 /// Ipu tensors that are not in the tracer's map are constants: their memory
 /// holds their value.

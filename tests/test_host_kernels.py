@@ -33,6 +33,12 @@ def statuses(fn, *args) -> dict[str, str]:
     ("qr", lambda x: torch.linalg.qr(x)[1].abs(), (torch.randn(5, 3),)),
     ("slogdet", lambda x: torch.stack(torch.linalg.slogdet(x)), (spd(3),)),
     ("int-result", lambda x: torch.linalg.lu_factor(x)[1] * 3, (torch.randn(4, 4),)),
+    # no Meta kernel: result shapes from the CPU kernel on the traced values
+    ("geqrf-no-meta-kernel", lambda x: torch.geqrf(x * 2), (torch.randn(4, 3),)),
+    ("histogram-no-meta-kernel", lambda x: torch.histogram(x, bins=5), (torch.randn(20),)),
+    # an out= form the composite kernel resizes
+    ("lstsq-out-resized", lambda a, b: torch.linalg.lstsq(a, b).solution,
+     (torch.randn(5, 3), torch.randn(5, 2))),
 ])
 def test_op_without_lowering_runs_as_host_kernel(name, fn, args):
     with torch.no_grad():
