@@ -14,10 +14,10 @@
 #include <ATen/InferSize.h>
 #include <ATen/TensorUtils.h>
 #include <ATen/native/CPUFallback.h>
-#include <ATen/ops/_reshape_alias_native.h>
-#include <ATen/ops/_to_copy_native.h>
 #include <ATen/ops/_conj_native.h>
 #include <ATen/ops/_neg_view_native.h>
+#include <ATen/ops/_reshape_alias_native.h>
+#include <ATen/ops/_to_copy_native.h>
 #include <ATen/ops/alias_native.h>
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/take_along_dim_native.h>

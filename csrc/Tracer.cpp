@@ -402,10 +402,11 @@ ValueId Tracer::hostCast(const at::Tensor &t, ValueId value,
   // To or from a complex dtype (pairs of the real one): torch's own cast.
   static const c10::OperatorHandle toCopy =
       c10::Dispatcher::singleton().findSchemaOrThrow("aten::_to_copy", "");
-  std::vector<c10::IValue> args{t,           dtype,       c10::IValue(),
-                                c10::IValue(), c10::IValue(), false,
-                                c10::IValue()};
-  at::Tensor result = at::empty(t.sizes(), at::TensorOptions(c10::kMeta).dtype(dtype));
+  std::vector<c10::IValue> args{
+      t,     dtype,        c10::IValue(), c10::IValue(), c10::IValue(),
+      false, c10::IValue()};
+  at::Tensor result =
+      at::empty(t.sizes(), at::TensorOptions(c10::kMeta).dtype(dtype));
   std::string why;
   std::optional<HostKernelCall> call =
       describeHostKernel(toCopy, args, {result}, why);
@@ -526,8 +527,8 @@ Tracer::shapesFromValues(const c10::OperatorHandle &op,
   for (size_t i = 0; i < args.size(); ++i) {
     // An out= argument the kernel resizes: a new tensor, not a value.
     const c10::AliasInfo *alias = op.schema().arguments()[i].alias_info();
-    bool out = alias && alias->isWrite() &&
-               op.schema().arguments()[i].kwarg_only();
+    bool out =
+        alias && alias->isWrite() && op.schema().arguments()[i].kwarg_only();
     stack.push_back(mapTensors(args[i], [&](const at::Tensor &t) -> at::Tensor {
       if (!t.defined())
         return t;
@@ -1114,30 +1115,38 @@ void Tracer::captureOp(const c10::OperatorHandle &op,
 
   // PyTorch's CPU kernel runs the op when the program runs; false (with
   // `why`) for ops it cannot run that way.
-  auto captureHostKernel = [&](std::string &why) -> bool {
+  // The results of the op computed by PyTorch's CPU kernel when the program
+  // runs; none (with `why`) for ops it cannot run that way.
+  auto emitHostKernel =
+      [&](std::string &why) -> std::optional<std::vector<ValueId>> {
     std::optional<HostKernelCall> call =
         describeHostKernel(op, args, metaOut, why);
     if (!call)
+      return std::nullopt;
+    std::vector<ValueId> inputs;
+    for (const at::Tensor &t : call->inputs)
+      inputs.push_back(valueOf(t, std::nullopt, opName));
+    std::vector<TensorType> types;
+    for (const c10::IValue &m : metaOut)
+      types.push_back(tensorTypeOf(m.toTensor(), opName));
+    AttrValue name, text;
+    name.kind = text.kind = AttrValue::Str;
+    name.s = opName;
+    text.s = call->call;
+    try {
+      return builder.addOp("poptorch.host_kernel", {inputs},
+                           {{"op", name}, {"call", text}}, types, loc);
+    } catch (const CompileError &e) {
+      fail(opName,
+           std::string("cannot be captured as a host kernel: ") + e.what());
+    }
+  };
+  auto captureHostKernel = [&](std::string &why) -> bool {
+    std::optional<std::vector<ValueId>> results = emitHostKernel(why);
+    if (!results)
       return false;
     {
-      std::vector<ValueId> inputs;
-      for (const at::Tensor &t : call->inputs)
-        inputs.push_back(valueOf(t, std::nullopt, opName));
-      std::vector<TensorType> types;
-      for (const c10::IValue &m : metaOut)
-        types.push_back(tensorTypeOf(m.toTensor(), opName));
-      AttrValue name, text;
-      name.kind = text.kind = AttrValue::Str;
-      name.s = opName;
-      text.s = call->call;
-      std::vector<ValueId> ids;
-      try {
-        ids = builder.addOp("poptorch.host_kernel", {inputs},
-                            {{"op", name}, {"call", text}}, types, loc);
-      } catch (const CompileError &e) {
-        fail(opName,
-             std::string("cannot be captured as a host kernel: ") + e.what());
-      }
+      const std::vector<ValueId> &ids = *results;
       logScope.setStatus("host_kernel");
       if (valueShapes)
         for (size_t r = 0; r < metaOut.size(); ++r) {
@@ -1446,6 +1455,16 @@ void Tracer::captureOp(const c10::OperatorHandle &op,
     if (castTo)
       ids[0] =
           builder.addOp("poptorch.cast", {{ids[0]}}, {}, {*castTo}, loc)[0];
+    // Results the lowering does not compute (native_layer_norm's mean and
+    // rstd) come from the op's CPU kernel, which is dead code (removed)
+    // unless the model uses them.
+    bool writes = false;
+    for (const c10::Argument &a : schema.arguments())
+      writes |= a.alias_info() && a.alias_info()->isWrite();
+    std::string why;
+    if (ids.size() < metaOut.size() && hostKernels && !writes)
+      if (std::optional<std::vector<ValueId>> all = emitHostKernel(why))
+        ids.insert(ids.end(), all->begin() + ids.size(), all->end());
   } catch (const CompileError &e) {
     // The lowering refuses these arguments (grid_sample's bicubic mode, say):
     // PyTorch's kernel runs the op instead, where it can.
@@ -1457,7 +1476,10 @@ void Tracer::captureOp(const c10::OperatorHandle &op,
       loweringRefusals.emplace(opName, first);
       return;
     }
-    fail(opName, refusal + (why.empty() ? "" : " (and it is not a host kernel: " + why + ")"));
+    fail(opName,
+         refusal + (why.empty()
+                        ? ""
+                        : " (and it is not a host kernel: " + why + ")"));
   }
   pushOutputs(ids, "");
 }

@@ -498,9 +498,8 @@ std::optional<ValueId> Tracer::viewValue(const at::Tensor &self,
     return std::nullopt;
   ++opCount;
   if (c10::multiply_integers(sizes) == 0) // reads nothing, wherever it starts
-    return builder.addConstant(
-        tensorTypeOf(sizes, self.scalar_type(), opName),
-        nullptr);
+    return builder.addConstant(tensorTypeOf(sizes, self.scalar_type(), opName),
+                               nullptr);
   ViewMap map = mapView(self, sizes, strides, offset, opName);
   return readView(map, valueOf(self, std::nullopt, opName), sourceLocation());
 }

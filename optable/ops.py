@@ -675,15 +675,18 @@ ATEN: list[Aten] = [
          {"input": T("input"), "weight": OptT("weight"), "bias": OptT("bias"),
           "mean": OptT("running_mean"), "var": OptT("running_var"), "training": B("training"),
           "eps": F("eps")},
-         note="inference only (running statistics); saved statistics are not computed"),
+         note="inference only (running statistics); the saved statistics, where the model "
+              "uses them, come from the CPU kernel (a host kernel)"),
     Aten("_native_batch_norm_legit_no_training", "batch_norm",
          {"input": T("input"), "weight": OptT("weight"), "bias": OptT("bias"),
           "mean": T("running_mean"), "var": T("running_var"), "eps": F("eps")},
-         note="the saved mean / invstd results are not computed"),
+         note="the saved mean / invstd results, where the model uses them, come from the "
+              "CPU kernel (a host kernel)"),
     Aten("native_layer_norm", "layer_norm",
          {"input": T("input"), "weight": OptT("weight"), "bias": OptT("bias"),
           "normalized_shape": Ints("normalized_shape"), "eps": F("eps")},
-         note="the mean / rstd results are not computed"),
+         note="the mean / rstd results, where the model uses them, come from the CPU kernel "
+              "(a host kernel)"),
     # half_to_float: the f16 input is cast to the f32 result first (the same
     # computation: f16 softmax computes in f32)
     Aten("_softmax", "softmax", {"input": T("self"), "dim": Dim("dim")}, promote="result"),

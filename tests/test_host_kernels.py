@@ -134,3 +134,15 @@ def test_arguments_the_lowering_refuses_run_as_host_kernel(name, fn, args, caplo
         r.message for r in caplog.records]
     with pytest.raises(poptorch.errors.TraceError, match="cannot be captured as poptorch"):
         poptorch.inferenceModel(Fn(fn), poptorch.Options().hostKernels(False))(*args)
+
+
+@pytest.mark.parametrize("name, fn, args", [
+    ("layer_norm-mean-rstd", lambda x, w, b: torch.native_layer_norm(x, [3], w, b, 1e-5),
+     (torch.randn(4, 3), torch.rand(3), torch.randn(3))),
+])
+def test_results_the_lowering_does_not_compute(name, fn, args):
+    model = poptorch.inferenceModel(Fn(fn))
+    assert_matches(model(*args), fn(*args))
+    # Unused, they cost nothing: no host kernel is left in the program.
+    graph = poptorch.trace(Fn(lambda *a: fn(*a)[0] * 2), *args)
+    assert "poptorch.host_kernel" not in graph.mlir

@@ -145,7 +145,7 @@ struct GraphBuilder::Impl {
   }
 
   Value get(ValueId id) {
-    if (id < 0 || id >= static_cast<ValueId>(values.size()))
+    if (id < 0 || id >= static_cast<ValueId>(values.size()) || !values[id])
       throw CompileError("internal error: unknown value id");
     return values[id];
   }
@@ -316,6 +316,21 @@ void GraphBuilder::finish(
   for (size_t i = 0; i < bufferUpdates.size(); ++i)
     impl->func.setResultAttr(outputs.size() + i, "poptorch.updates",
                              b.getI64IntegerAttr(bufferUpdates[i].first));
+  // Host kernels whose results nothing reads (the extra results of an op
+  // whose lowering computes only the first, see Tracer::captureOp) are not
+  // part of the program.
+  llvm::DenseMap<Value, size_t> idOf;
+  for (auto [i, v] : llvm::enumerate(impl->values))
+    if (v)
+      idOf[v] = i;
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*impl->body)))
+    if (op.getName().getStringRef() == "poptorch.host_kernel" &&
+        op.use_empty()) {
+      for (Value r : op.getResults())
+        if (auto it = idOf.find(r); it != idOf.end())
+          impl->values[it->second] = Value();
+      op.erase();
+    }
   impl->diagnostics.clear();
   if (failed(verify(*impl->module)))
     throw CompileError("captured module is invalid:\n" + impl->diagnostics);

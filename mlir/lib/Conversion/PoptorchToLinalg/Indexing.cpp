@@ -123,8 +123,8 @@ struct TorchGatherLowering : public OpConversionPattern<GatherOp> {
     RankedTensorType resTy = op.getType();
     if (in.empty()) {
       // Every index of a 0-d input (0 or -1: torch checks) reads its value.
-      rewriter.replaceOp(op, broadcastTensor(rewriter, op.getLoc(), input,
-                                             resTy.getShape()));
+      rewriter.replaceOp(
+          op, broadcastTensor(rewriter, op.getLoc(), input, resTy.getShape()));
       return success();
     }
     AffineMap id = rewriter.getMultiDimIdentityMap(resTy.getRank());
@@ -151,8 +151,8 @@ struct IndexLowering : public OpConversionPattern<IndexOp> {
     RankedTensorType resTy = op.getType();
     if (in.empty()) {
       // index_select of a 0-d input: every index (0 or -1) reads its value.
-      rewriter.replaceOp(op, broadcastTensor(rewriter, op.getLoc(), input,
-                                             resTy.getShape()));
+      rewriter.replaceOp(
+          op, broadcastTensor(rewriter, op.getLoc(), input, resTy.getShape()));
       return success();
     }
     IndexedRegion r =

@@ -37,9 +37,9 @@ struct ReduceLowering : public OpConversionPattern<OpTy> {
     auto inTy = getTensorType(input);
     Type elem = inTy.getElementType();
     // The product of booleans is their logical and.
-    const ReduceKind kind =
-        opKind == ReduceKind::Prod && elem.isInteger(1) ? ReduceKind::All
-                                                        : opKind;
+    const ReduceKind kind = opKind == ReduceKind::Prod && elem.isInteger(1)
+                                ? ReduceKind::All
+                                : opKind;
     bool logical = kind == ReduceKind::All || kind == ReduceKind::Any;
     if (!isa<FloatType, IntegerType>(elem))
       return op.emitOpError("element type ") << elem << " is not supported";
