@@ -138,3 +138,14 @@ def test_as_strided_of_an_input_and_a_transposed_intermediate():
     x = torch.randn(4, 6)
     check(lambda x: x.as_strided((2, 2), (6, 1), 2) * x.t().contiguous().as_strided((2, 2), (1, 5)),
           x)
+
+
+def test_size_outputs_stay_torch_size():
+    class M(torch.nn.Module):
+        def forward(self, x):
+            return x.shape, torch.broadcast_shapes((2, 1), (1, 3)), {"n": x.shape[0]}, x + 1
+
+    x = torch.randn(2, 3)
+    out = poptorch.inferenceModel(M())(x)
+    assert type(out[0]) is torch.Size and type(out[1]) is torch.Size
+    assert out[0] == x.shape and out[1] == (2, 3) and out[2] == {"n": 2}

@@ -430,13 +430,26 @@ def _expose_held_tensors(out: Any, rebuilds: list[_Rebuild]) -> Any:
     def expose(x: Any) -> Any:
         if isinstance(x, torch.Tensor):
             return x
+        if isinstance(x, torch.Size):
+            return _KeptSize(x)
         tensors = _tensors_held_by(x)
         if not tensors:
             return x
         rebuilds.append(_Rebuild(x, tensors))
         return _HeldTensors(tensors, rebuilds[-1])
 
-    return pytree.tree_map(expose, out)
+    return pytree.tree_map(expose, out, is_leaf=_is_size)
+
+
+def _is_size(x: Any) -> bool:
+    return isinstance(x, torch.Size)
+
+
+@dataclasses.dataclass(frozen=True)
+class _KeptSize:
+    """A torch.Size output, kept whole: pytree (functionalization's included) rebuilds
+    a Size as a plain tuple."""
+    size: torch.Size
 
 
 def _structure_of(obj: Any) -> tuple[Any, ...]:
@@ -822,7 +835,8 @@ def _trace(model: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any
                     torch.device(IPU) if default_ipu else contextlib.nullcontext():
                 out = torch.func.functionalize(run, remove="mutations_and_views")(
                     *ipu_leaves, *state.values())
-            out_leaves, out_treespec = pytree.tree_flatten(out)
+            out_leaves, out_treespec = pytree.tree_flatten(out, is_leaf=_is_size)
+            out_leaves = [x.size if isinstance(x, _KeptSize) else x for x in out_leaves]
             for rebuild in rebuilds:
                 rebuild.live = True
             tensors = [x for x in out_leaves if isinstance(x, torch.Tensor)]
