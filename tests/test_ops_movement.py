@@ -122,6 +122,11 @@ def test_pad_modes(dtype, mode, shape, pad):
     eager_or_skip(lambda x: F.pad(x, pad, mode=mode), sample(shape, dtype))
 
 
+@pytest.mark.parametrize("pad", [(-1, 1, -2, 1), (1, 2, 2, -1), (-1, -1, 0, 3)])
+def test_circular_pad_with_negative_pads_wraps_within_what_is_kept(pad):
+    check(lambda x: F.pad(x, pad, mode="circular"), torch.randn(1, 3, 4, 4))
+
+
 # ---------------------------------------------------------------- gathers
 @dtypes()
 def test_gather(dtype):

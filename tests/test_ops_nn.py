@@ -207,6 +207,7 @@ AVG_POOL_CASES = [
     dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
     dict(kernel_size=3, stride=2, ceil_mode=True),
     dict(kernel_size=2, divisor_override=3),
+    dict(kernel_size=2, divisor_override=-2),  # signed
     dict(kernel_size=6, stride=1, padding=2),  # above 25 window elements in 2-D
 ]
 

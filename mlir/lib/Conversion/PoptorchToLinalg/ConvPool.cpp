@@ -1171,7 +1171,10 @@ struct AvgPoolLowering : public OpConversionPattern<OpTy> {
     if (!isPoolableElement(elem))
       return op.emitOpError("average pooling of element type ")
              << elem << " is not supported; use a float or signed integer";
-    std::optional<uint64_t> override = op.getDivisorOverride();
+    // (An I64Attr reads as unsigned: a negative divisor is signed.)
+    std::optional<int64_t> override;
+    if (std::optional<uint64_t> d = op.getDivisorOverride())
+      override = static_cast<int64_t>(*d);
     if (override && *override == 0)
       return op.emitOpError("divisor_override must be non-zero");
     auto inTy = getTensorType(op.getInput());

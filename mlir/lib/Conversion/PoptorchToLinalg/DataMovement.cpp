@@ -333,8 +333,13 @@ Value GatherLowering<PadOp>::source(PadOp op, IndexMath &m,
       j = m.select(m.lt(j, m.c(0)), m.sub(m.c(0), j), j);
       j = m.select(m.ge(j, m.c(n)), m.sub(m.c(2 * (n - 1)), j), j);
     } else { // circular
-      j = m.select(m.lt(j, m.c(0)), m.add(j, n), j);
-      j = m.select(m.ge(j, m.c(n)), m.add(j, -n), j);
+      // Negative pads crop first; the wrap is within what is kept, the
+      // [lo, hi) of the dim (torch's _pad_circular).
+      int64_t lo = std::max<int64_t>(0, -pad[2 * k]);
+      int64_t hi = n - std::max<int64_t>(0, -pad[2 * k + 1]);
+      j = m.add(ivs[d], -std::max<int64_t>(0, pad[2 * k]) + lo);
+      j = m.select(m.lt(j, m.c(lo)), m.add(j, hi - lo), j);
+      j = m.select(m.ge(j, m.c(hi)), m.add(j, lo - hi), j);
     }
     pos[d] = j;
   }
