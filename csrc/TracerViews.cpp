@@ -446,12 +446,30 @@ ValueId Tracer::writeView(const ViewMap &map, ValueId base, ValueId value,
   if (map.broadcast || !map.unexpandedBase.empty())
     fail(opName,
          "writes into a broadcast (expanded) view, which is not supported");
-  if (!map.positions.empty())
-    fail(opName, "writes into a strided view that is not a slice, "
-                 "permutation or broadcast of its base, which is not "
-                 "supported; write into a slice, or build the result with "
-                 "index_put or scatter");
   ValueId q = emitPermute(base, map.order, loc);
+  if (!map.positions.empty()) {
+    // A view read by position (a diagonal, an as_strided): the value is
+    // written at those positions of the base laid out densely. Positions
+    // in the gaps, or twice the same one, have no meaning in eager either.
+    std::vector<int64_t> sorted = map.positions;
+    std::sort(sorted.begin(), sorted.end());
+    if (map.gapsReadAsZero ||
+        std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+      fail(opName, "writes into a strided view whose elements overlap or lie "
+                   "outside its base, which is not supported; build the "
+                   "result with index_put or scatter");
+    int64_t n = static_cast<int64_t>(map.positions.size());
+    int64_t numelQ = c10::multiply_integers(map.S);
+    ValueId flat = emit("poptorch.reshape", q, {numelQ}, {}, loc);
+    ValueId index =
+        builder.addConstant({{n}, ElemType::I64}, map.positions.data());
+    ValueId values = emit("poptorch.reshape", value, {n}, {}, loc);
+    ValueId written = builder.addOp(
+        "poptorch.index_put", {{flat}, {values}, {index}},
+        {{"dims", intsAttr({0})}}, {builder.typeOf(flat)}, loc)[0];
+    return emitPermute(emit("poptorch.reshape", written, map.S, {}, loc),
+                       inversePermutation(map.order), loc);
+  }
   if (map.reshapeOnly)
     return emitPermute(emit("poptorch.reshape", value, map.S, {}, loc),
                        inversePermutation(map.order), loc);

@@ -344,3 +344,22 @@ def test_constructor_output_is_not_folded_when_it_depends_on_input():
 ])
 def test_indexing_with_0d_operands(name, fn, args):
     check(fn, *args)
+
+
+def _write_diagonal(x):
+    y = x * 1
+    y.diagonal(1).add_(10)
+    return y
+
+
+@pytest.mark.parametrize("name, fn, args", [
+    ("diagonal_scatter", lambda x, v: torch.diagonal_scatter(x, v), (torch.randn(5, 5), torch.randn(5))),
+    ("diagonal_scatter-offset-dims",
+     lambda x, v: torch.diagonal_scatter(x, v, -1, 0, 2), (torch.randn(4, 3, 5), torch.randn(3, 3))),
+    ("as_strided_scatter", lambda x, v: torch.as_strided_scatter(x, v, (2, 2), (1, 2)),
+     (torch.randn(3, 3), torch.randn(2, 2))),
+    ("write-into-diagonal-view", _write_diagonal, (torch.randn(4, 4),)),
+])
+def test_writes_into_views_read_by_position(name, fn, args):
+    # a diagonal, an as_strided: neither a slice nor a permutation of the base
+    check(fn, *args)
