@@ -273,6 +273,11 @@ def gen_docs() -> str:
            "other view; every other op that reads or makes a complex tensor runs as a host "
            "kernel, including the ops of the table below (the warning says `no lowering for "
            "complex tensors`). Complex model inputs and outputs are passed as they are.", "",
+           "PyTorch's fused inference kernels `torch._transformer_encoder_layer_fwd` and "
+           "`torch._native_multi_head_attention` (the fast paths of "
+           "`nn.TransformerEncoderLayer` and `nn.MultiheadAttention`) are traced as the ops "
+           "they compute (`linear`, one `scaled_dot_product_attention`, `layer_norm`, "
+           "`gelu`/`relu`; csrc/FastPaths.cpp), which are lowered.", "",
            "What to do when an op is reported as unsupported: compute it outside the model and "
            "pass the result in, replace it with supported ops (`torch.where` for boolean "
            "masking, `gather` for data-dependent indexing), or add it to the table. Ops whose "

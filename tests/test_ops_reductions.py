@@ -13,7 +13,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 import torch.utils._pytree as pytree
-from conftest import check, compiled
+from conftest import compiled
 from opsuite import DTYPES, FLOAT_DTYPES, INT_DTYPES, SIGNED_DTYPES, dtypes, sample
 
 
