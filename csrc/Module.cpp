@@ -289,6 +289,9 @@ PYBIND11_MODULE(_C, m) {
                                return out;
                              })
       .def("set_host_kernels", &Tracer::setHostKernels, py::arg("on"))
+      .def_readonly("ignored_effects", &Tracer::ignoredEffects,
+                    "(op, location, what) of eager effects the program does "
+                    "not have")
       .def_property_readonly(
           "host_kernel_ops",
           [](const Tracer &t) {

@@ -1191,6 +1191,16 @@ void Tracer::captureOp(const c10::OperatorHandle &op,
     return pushOutputs({}, poison);
   }
 
+  if (schema.name() == "aten::native_batch_norm" && args[5].toBool() &&
+      args[3].isTensor() && args[3].toTensor().defined())
+    // Eager updates the running statistics in place, which the op's schema
+    // does not declare: functionalization cannot see that write.
+    ignoredEffects.push_back(
+        {opName, describe(loc),
+         "batch normalisation in training mode (training=True) does not "
+         "update the running statistics here; eager PyTorch does. Use "
+         "model.eval() (inferenceModel does), or update them outside the "
+         "model"});
   if (schema.name() == "aten::cat") {
     // Tensors with no elements add nothing: torch.cat's legacy rule skips
     // 1-D ones whatever the rank of the others (the empty cache tensor that

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -151,6 +152,9 @@ public:
   size_t numOps() const { return opCount; }
   /// Every op dispatched while tracing, in order.
   const std::vector<OpRecord> &opLog() const { return ops; }
+  /// Effects of eager ops that the program does not have: (op, location,
+  /// what), for the user's warning.
+  std::vector<std::tuple<std::string, std::string, std::string>> ignoredEffects;
   /// Ops with a lowering that refused the model's arguments, run as host
   /// kernels instead: op name -> why.
   const std::map<std::string, std::string> &loweringRefused() const {

@@ -149,3 +149,18 @@ def test_size_outputs_stay_torch_size():
     out = poptorch.inferenceModel(M())(x)
     assert type(out[0]) is torch.Size and type(out[1]) is torch.Size
     assert out[0] == x.shape and out[1] == (2, 3) and out[2] == {"n": 2}
+
+
+def test_training_mode_batch_norm_says_running_stats_are_not_updated(caplog):
+    import logging
+
+    class M(torch.nn.Module):
+        def forward(self, x, mean, var):
+            return F.batch_norm(x, mean, var, training=True)
+
+    x, mean, var = torch.randn(4, 3), torch.zeros(3), torch.ones(3)
+    with caplog.at_level(logging.WARNING, logger="poptorch"):
+        out = poptorch.inferenceModel(M())(x, mean, var)
+    assert_matches(out, M()(x, mean.clone(), var.clone()))  # the batch statistics
+    assert any("does not update the running statistics" in r.message
+               and "test_model_semantics.py" in r.message for r in caplog.records), caplog.text
