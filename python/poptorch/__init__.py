@@ -21,6 +21,7 @@ from ._helpers import (
     isRunningOnIpu,
     nop,
     recomputationCheckpoint,
+    serializedMatMul,
     set_available_memory,
 )
 from ._logging import logger, setLogLevel
@@ -76,6 +77,7 @@ __all__ = [
     "nop",
     "recomputationCheckpoint",
     "removeBlocks",
+    "serializedMatMul",
     "set_available_memory",
     "replay",
     "setLogLevel",

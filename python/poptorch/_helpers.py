@@ -106,6 +106,45 @@ def dynamic_slice(tensor: torch.Tensor, dim: int, start: torch.Tensor | int, siz
     return torch.index_select(tensor, dim, index)
 
 
+def serializedMatMul(lhs: torch.Tensor, rhs: torch.Tensor, mode: Any,  # noqa: N802
+                     factor: int = 0, keep_precision: bool = False) -> torch.Tensor:
+    """PopTorch's serializedMatMul: ``lhs @ rhs`` computed as ``factor`` smaller matmuls,
+    one after the other, split along the dimension ``mode`` names
+    (``MatMulSerializationMode``): ``InputChannels`` the rows of ``lhs``, ``OutputChannels``
+    the columns of ``rhs``, ``ReducingDim`` the reduced dimension (the partial products are
+    summed; in float32 for half inputs with ``keep_precision``). ``Disabled`` is one matmul.
+    The result is ``torch.matmul``'s."""
+    from .enums import MatMulSerializationMode
+
+    if not isinstance(mode, MatMulSerializationMode):
+        raise ArgumentTypeError("poptorch.serializedMatMul: mode must be a "
+                                f"poptorch.MatMulSerializationMode, got {mode!r}")
+    if mode is MatMulSerializationMode.Disabled:
+        return torch.matmul(lhs, rhs)
+    if lhs.dim() < 2 or rhs.dim() < 2:
+        raise ArgumentError("poptorch.serializedMatMul: lhs and rhs must have at least 2 dims, "
+                            f"got {lhs.dim()} and {rhs.dim()}")
+    dim_of = {MatMulSerializationMode.InputChannels: ("rows of lhs", lhs.shape[-2]),
+              MatMulSerializationMode.ReducingDim: ("reduced dimension", lhs.shape[-1]),
+              MatMulSerializationMode.OutputChannels: ("columns of rhs", rhs.shape[-1])}
+    what, extent = dim_of[mode]
+    if isinstance(factor, bool) or not isinstance(factor, int) or factor < 1 \
+            or extent % factor:
+        raise ArgumentError(f"poptorch.serializedMatMul: factor must be an int >= 1 that divides "
+                            f"the {what} ({extent}), got {factor!r}")
+    if mode is MatMulSerializationMode.InputChannels:
+        return torch.cat([torch.matmul(part, rhs) for part in lhs.chunk(factor, -2)], -2)
+    if mode is MatMulSerializationMode.OutputChannels:
+        return torch.cat([torch.matmul(lhs, part) for part in rhs.chunk(factor, -1)], -1)
+    partials = [torch.matmul(a, b) for a, b in zip(lhs.chunk(factor, -1), rhs.chunk(factor, -2),
+                                                   strict=True)]
+    wide = keep_precision and partials[0].dtype in (torch.float16, torch.bfloat16)
+    total = partials[0].float() if wide else partials[0]
+    for part in partials[1:]:
+        total = total + (part.float() if wide else part)
+    return total.to(partials[0].dtype)
+
+
 def _traced(tensor: torch.Tensor) -> torch.Tensor:
     """The ipu tensor behind a functionalized one (what the tracer knows)."""
     if torch._is_functional_tensor(tensor):
