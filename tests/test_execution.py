@@ -578,3 +578,18 @@ def test_parallel_loops_run_on_torchs_threads(threads: int) -> None:
     proc = _run_python(TEAM_THREADS, threads=threads)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip().endswith("True"), "the call started threads: " + proc.stdout
+
+
+def test_executor_gives_the_models_attributes():
+    model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU()).eval()
+    model.scale = 2.5
+    executor = poptorch.inferenceModel(model)
+    assert getattr(executor, "0") is model[0] and getattr(executor, "0").weight is model[0].weight
+    assert executor.scale == 2.5
+    assert executor.state_dict().keys() == model.state_dict().keys()
+    assert dict(executor.named_parameters()).keys() == dict(model.named_parameters()).keys()
+    assert executor.training is False
+    with pytest.raises(AttributeError, match="no_such_thing"):
+        executor.no_such_thing  # noqa: B018
+    x = torch.randn(2, 4)
+    torch.testing.assert_close(executor(x), model(x))

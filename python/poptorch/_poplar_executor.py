@@ -285,6 +285,15 @@ class PoplarExecutor:
     def __repr__(self) -> str:
         return f"PoplarExecutor({self._user_model!r}, compiled={self.isCompiled()})"
 
+    def __getattr__(self, name: str) -> Any:
+        """The wrapped model's attributes (its submodules, parameters, buffers, methods),
+        as PopTorch's executor gives them: ``executor.fc.weight`` is ``model.fc.weight``.
+        (Only names the executor itself does not have reach here.)"""
+        model = self.__dict__.get("_user_model")
+        if model is None or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(model, name)
+
 
 def inferenceModel(model: torch.nn.Module, options: Options | None = None) -> PoplarExecutor:  # noqa: N802
     """PopTorch's entry point: a callable that runs ``model`` compiled for the ipu."""
