@@ -428,6 +428,11 @@ describeHostKernel(const c10::OperatorHandle &op,
             std::string(c10::toString(r.toTensor().scalar_type()));
       return std::nullopt;
     }
+    if (r.toTensor().layout() != at::kStrided) {
+      why = "it returns a tensor of layout " +
+            c10::str(r.toTensor().layout()) + " (program buffers are dense)";
+      return std::nullopt;
+    }
     out.push_back(r.toTensor().scalar_type());
   }
   HostKernelCall call;
