@@ -21,6 +21,8 @@
 #include <ATen/ops/alias_native.h>
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/take_along_dim_native.h>
+#include <ATen/ops/view_as_complex_native.h>
+#include <ATen/ops/view_as_real_native.h>
 #include <ATen/ops/view_native.h>
 #include <c10/core/Allocator.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
@@ -337,6 +339,26 @@ at::Tensor ipuTakeAlongDim(const at::Tensor &self, const at::Tensor &indices,
       self, move ? indices.to(self.device()) : indices, dim);
 }
 
+// view_as_real and view_as_complex of a traced tensor are its value as it
+// is: the program holds a complex tensor as its (real, imaginary) pairs.
+at::Tensor ipuViewAsReal(const at::Tensor &self) {
+  at::Tensor view = at::native::view_as_real(self);
+  if (Tracer *tracer = Tracer::current())
+    if (auto r = tracer->captureReinterpret(self, view.sizes(), view.strides(),
+                                            view.scalar_type()))
+      return *r;
+  return view;
+}
+
+at::Tensor ipuViewAsComplex(const at::Tensor &self) {
+  at::Tensor view = at::native::view_as_complex(self);
+  if (Tracer *tracer = Tracer::current())
+    if (auto r = tracer->captureReinterpret(self, view.sizes(), view.strides(),
+                                            view.scalar_type()))
+      return *r;
+  return view;
+}
+
 // torch.equal answers a Python bool: while tracing, a value read (guarded)
 // where the shapes agree. (It has no Meta kernel to trace it otherwise.)
 bool ipuEqual(const at::Tensor &self, const at::Tensor &other) {
@@ -401,6 +423,8 @@ TORCH_LIBRARY_IMPL(aten, IPU, m) {
   m.impl("alias", &poptorch::ipuAlias);
   m.impl("_conj", &poptorch::ipuConj);
   m.impl("equal", &poptorch::ipuEqual);
+  m.impl("view_as_real", &poptorch::ipuViewAsReal);
+  m.impl("view_as_complex", &poptorch::ipuViewAsComplex);
   m.impl("_neg_view", &poptorch::ipuNegView);
   m.impl("select_scatter",
          torch::CppFunction::makeFromBoxedFunction<

@@ -308,10 +308,10 @@ PYBIND11_MODULE(_C, m) {
                 continue;
               std::string why;
               auto refused = t.loweringRefused().find(r.name);
-              if (!*r.dialectOp)
-                why = "";
-              else if (complex(r.inputTypes) || complex(r.outputTypes))
+              if (complex(r.inputTypes) || complex(r.outputTypes))
                 why = "for complex tensors";
+              else if (!*r.dialectOp)
+                why = "";
               else if (refused != t.loweringRefused().end())
                 why = "for these arguments (" + refused->second + ")";
               out.emplace_back(r.name, r.loc.file, r.loc.line, why);
@@ -319,8 +319,8 @@ PYBIND11_MODULE(_C, m) {
             return out;
           },
           "(op, file, line, why) of each op captured as a host kernel; why: "
-          "empty for ops without a lowering, else why their lowering was "
-          "not used")
+          "empty for ops without a lowering, else why no lowering was used "
+          "(complex tensors, arguments the lowering refused)")
       .def("value_id", &Tracer::valueIdOf, py::arg("tensor"))
       .def("print_tensor", &Tracer::printTensor, py::arg("tensor"),
            py::arg("title"));

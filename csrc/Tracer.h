@@ -233,6 +233,13 @@ public:
                                         c10::IntArrayRef sizes,
                                         c10::IntArrayRef strides,
                                         int64_t offset, const char *opName);
+  /// view_as_real / view_as_complex of a traced tensor: the same value (a
+  /// complex tensor is held as its pairs), seen with `dtype` and eager's
+  /// geometry of the view. Returns nullopt for untraced tensors.
+  std::optional<at::Tensor> captureReinterpret(const at::Tensor &self,
+                                               c10::IntArrayRef sizes,
+                                               c10::IntArrayRef strides,
+                                               at::ScalarType dtype);
   /// `view` (sizes, strides, offset) is a view of `base`'s memory that a
   /// composite op's kernel took below functionalization (block_diag's
   /// narrow(...).copy_(part) into the zeros it made): a later write into the

@@ -782,6 +782,18 @@ std::optional<at::Tensor> Tracer::captureView(const at::Tensor &self,
   return out;
 }
 
+std::optional<at::Tensor> Tracer::captureReinterpret(const at::Tensor &self,
+                                                     c10::IntArrayRef sizes,
+                                                     c10::IntArrayRef strides,
+                                                     at::ScalarType dtype) {
+  if (!isTraced(self))
+    return std::nullopt;
+  ++opCount;
+  at::Tensor out = emptyIpu(sizes, strides, dtype);
+  bindValue(out, valueOf(self, std::nullopt, "aten::view_as_real"));
+  return out;
+}
+
 void Tracer::noteView(const at::Tensor &view, const at::Tensor &base,
                       c10::IntArrayRef sizes, c10::IntArrayRef strides,
                       int64_t offset) {
