@@ -231,6 +231,7 @@ PYBIND11_MODULE(_C, m) {
                                  d["dialect_op"] = r.dialectOp;
                                  d["file"] = r.loc.file;
                                  d["line"] = r.loc.line;
+                                 d["scope"] = r.loc.scope;
                                  d["inputs"] = r.inputs;
                                  d["outputs"] = r.outputs;
                                  auto texts = [](const auto &types) {
@@ -289,6 +290,8 @@ PYBIND11_MODULE(_C, m) {
                                return out;
                              })
       .def("set_host_kernels", &Tracer::setHostKernels, py::arg("on"))
+      .def("push_name_scope", &Tracer::pushNameScope, py::arg("name"))
+      .def("pop_name_scope", &Tracer::popNameScope)
       .def_readonly("ignored_effects", &Tracer::ignoredEffects,
                     "(op, location, what) of eager effects the program does "
                     "not have")

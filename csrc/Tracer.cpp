@@ -304,13 +304,16 @@ SourceLoc Tracer::sourceLocation() const {
     frame = back;
   }
   PyGILState_Release(gil);
+  for (const std::string &name : nameScopes)
+    loc.scope += (loc.scope.empty() ? "" : "/") + name;
   return loc;
 }
 
 std::string Tracer::describe(const SourceLoc &loc) const {
-  if (loc.file.empty())
-    return "<unknown location>";
-  return loc.file + ":" + std::to_string(loc.line);
+  std::string where = loc.file.empty()
+                          ? "<unknown location>"
+                          : loc.file + ":" + std::to_string(loc.line);
+  return loc.scope.empty() ? where : where + " (in " + loc.scope + ")";
 }
 
 void Tracer::fail(const std::string &opName, const std::string &message) const {

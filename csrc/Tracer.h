@@ -152,6 +152,13 @@ public:
   size_t numOps() const { return opCount; }
   /// Every op dispatched while tracing, in order.
   const std::vector<OpRecord> &opLog() const { return ops; }
+  /// poptorch.NameScope: ops captured inside carry the names (outermost
+  /// first) in their locations.
+  void pushNameScope(const std::string &name) { nameScopes.push_back(name); }
+  void popNameScope() {
+    if (!nameScopes.empty())
+      nameScopes.pop_back();
+  }
   /// Effects of eager ops that the program does not have: (op, location,
   /// what), for the user's warning.
   std::vector<std::tuple<std::string, std::string, std::string>> ignoredEffects;
@@ -390,6 +397,7 @@ private:
   int64_t numArgs = 0;
   size_t opCount = 0;
   std::vector<OpRecord> ops;
+  std::vector<std::string> nameScopes;
   bool recordArgs = false;
   /// The random state argument, added by the first random op.
   ValueId randomState();

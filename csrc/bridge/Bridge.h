@@ -62,6 +62,7 @@ struct AttrValue {
 struct SourceLoc {
   std::string file;
   int line = 0;
+  std::string scope; // poptorch.NameScope names, outermost first, '/'-joined
 };
 
 /// Raised for anything the MLIR side rejects (verifier, pass, JIT).

@@ -151,9 +151,13 @@ struct GraphBuilder::Impl {
   }
 
   Location loc(const SourceLoc &l) {
-    if (l.file.empty())
-      return UnknownLoc::get(&ctx);
-    return FileLineColLoc::get(&ctx, l.file, l.line, 0);
+    Location at = l.file.empty()
+                      ? Location(UnknownLoc::get(&ctx))
+                      : Location(FileLineColLoc::get(&ctx, l.file, l.line, 0));
+    // A name scope is the location's name: loc("encoder/attn"(file:line)).
+    return l.scope.empty()
+               ? at
+               : Location(NameLoc::get(StringAttr::get(&ctx, l.scope), at));
   }
 
   Attribute attr(const AttrValue &a) {

@@ -14,6 +14,7 @@ from ._blocks import BeginBlock, Block, BlockFunction, removeBlocks
 from ._dataloader import AsynchronousDataAccessor, DataLoader
 from ._debug import bisect, explain, replay, write_bundle
 from ._helpers import (
+    NameScope,
     dynamic_slice,
     getIpuTensorId,
     identity_loss,
@@ -50,6 +51,7 @@ __all__ = [
     "DataLoader",
     "Error",
     "Executable",
+    "NameScope",
     "Options",
     "ParallelPhasedExecution",
     "Phase",

@@ -346,9 +346,10 @@ class Ledger:
 
 
 def _short_loc(record: dict[str, Any]) -> str:
-    if not record["file"]:
-        return "<unknown>"
-    return f"{os.path.basename(record['file'])}:{record['line']}"
+    where = f"{os.path.basename(record['file'])}:{record['line']}" if record["file"] \
+        else "<unknown>"
+    scope = record.get("scope")
+    return f"{where} ({scope})" if scope else where
 
 
 def ledger(op_log: list[dict[str, Any]], error: str = "") -> Ledger:

@@ -106,6 +106,31 @@ def dynamic_slice(tensor: torch.Tensor, dim: int, start: torch.Tensor | int, siz
     return torch.index_select(tensor, dim, index)
 
 
+class NameScope:
+    """PopTorch's NameScope: ``with poptorch.NameScope("encoder"):`` names the ops
+    captured inside. Scopes nest (``encoder/layer0``); the names are the MLIR locations'
+    names (``loc("encoder/layer0"("model.py":12:0))``), and ``poptorch.explain`` and error
+    messages show them. Outside tracing it does nothing."""
+
+    def __init__(self, name: str) -> None:
+        if not isinstance(name, str) or not name:
+            raise ArgumentTypeError(f"poptorch.NameScope: name must be a non-empty str, "
+                                    f"got {name!r}")
+        self.name = name
+        self._tracer: Any = None
+
+    def __enter__(self) -> NameScope:
+        self._tracer = tracing.tracer
+        if self._tracer is not None:
+            self._tracer.push_name_scope(self.name)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._tracer is not None:
+            self._tracer.pop_name_scope()
+        self._tracer = None
+
+
 def serializedMatMul(lhs: torch.Tensor, rhs: torch.Tensor, mode: Any,  # noqa: N802
                      factor: int = 0, keep_precision: bool = False) -> torch.Tensor:
     """PopTorch's serializedMatMul: ``lhs @ rhs`` computed as ``factor`` smaller matmuls,
