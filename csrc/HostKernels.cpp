@@ -429,8 +429,8 @@ describeHostKernel(const c10::OperatorHandle &op,
       return std::nullopt;
     }
     if (r.toTensor().layout() != at::kStrided) {
-      why = "it returns a tensor of layout " +
-            c10::str(r.toTensor().layout()) + " (program buffers are dense)";
+      why = "it returns a tensor of layout " + c10::str(r.toTensor().layout()) +
+            " (program buffers are dense)";
       return std::nullopt;
     }
     out.push_back(r.toTensor().scalar_type());
