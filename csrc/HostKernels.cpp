@@ -346,12 +346,21 @@ void runHostKernel(int64_t n, const intptr_t *words) {
       stack.push_back(
           k.build(k.args[i], schemaArgs[i].type(), inputs, results));
     k.op.callBoxed(&stack);
-    if (stack.size() != k.out.size())
-      throw std::runtime_error("returned " + std::to_string(stack.size()) +
-                               " values");
+    std::vector<at::Tensor> values; // tensor lists flattened
+    for (const c10::IValue &v : stack) {
+      if (v.isTensorList())
+        for (const at::Tensor &t : v.toTensorList().vec())
+          values.push_back(t);
+      else
+        values.push_back(v.toTensor());
+    }
+    if (values.size() != k.out.size())
+      throw std::runtime_error("returned " + std::to_string(values.size()) +
+                               " tensors, the program expected " +
+                               std::to_string(k.out.size()));
     for (size_t r = 0; r < k.out.size(); ++r) {
       at::Tensor &out = results[r];
-      const at::Tensor &value = stack[r].toTensor();
+      const at::Tensor &value = values[r];
       if (k.writesResults && value.data_ptr() == out.data_ptr())
         continue; // written in place by the kernel
       if (value.sizes() != out.sizes())
@@ -417,23 +426,30 @@ describeHostKernel(const c10::OperatorHandle &op,
     why = "it writes into arguments and returns other tensors";
     return std::nullopt;
   }
+  // The result buffers: one per tensor, tensor lists flattened in order.
   std::vector<at::ScalarType> out;
   for (const c10::IValue &r : results) {
-    if (!r.isTensor() || !r.toTensor().defined()) {
+    std::vector<at::Tensor> tensors;
+    if (r.isTensor() && r.toTensor().defined()) {
+      tensors.push_back(r.toTensor());
+    } else if (r.isTensorList() && written.empty()) {
+      tensors = r.toTensorList().vec();
+    } else {
       why = "it returns something other than tensors";
       return std::nullopt;
     }
-    if (!hostDtype(r.toTensor().scalar_type())) {
-      why = "it returns dtype " +
-            std::string(c10::toString(r.toTensor().scalar_type()));
-      return std::nullopt;
+    for (const at::Tensor &t : tensors) {
+      if (!hostDtype(t.scalar_type())) {
+        why = "it returns dtype " + std::string(c10::toString(t.scalar_type()));
+        return std::nullopt;
+      }
+      if (t.layout() != at::kStrided) {
+        why = "it returns a tensor of layout " + c10::str(t.layout()) +
+              " (program buffers are dense)";
+        return std::nullopt;
+      }
+      out.push_back(t.scalar_type());
     }
-    if (r.toTensor().layout() != at::kStrided) {
-      why = "it returns a tensor of layout " + c10::str(r.toTensor().layout()) +
-            " (program buffers are dense)";
-      return std::nullopt;
-    }
-    out.push_back(r.toTensor().scalar_type());
   }
   HostKernelCall call;
   std::string encoded;

@@ -361,7 +361,9 @@ Tracer::callOnMeta(const c10::OperatorHandle &op,
   } catch (const c10::Error &e) {
     std::string what = e.what_without_backtrace();
     if (what.find("no fake impl or Meta kernel registered") !=
-        std::string::npos)
+            std::string::npos ||
+        what.find("with arguments from the 'Meta' backend") !=
+            std::string::npos)
       throw NoMetaKernel(opDisplayName(op) + " has no Meta kernel");
     // A C++ Meta kernel's message, without the C++ backtrace.
     fail(opDisplayName(op), "invalid arguments: " + what);
@@ -611,10 +613,25 @@ void Tracer::captureOp(const c10::OperatorHandle &op,
       if (j < ids.size())
         propagateWrite(args[writtenArgs[j]].toTensor(), opName.c_str());
     }
+    // The id of result r: the ids of a tensor list result are consecutive.
+    int64_t shift = 0;
     for (size_t r = 0; r < metaOut.size(); ++r) {
       const c10::IValue &m = metaOut[r];
       if (auto i = writtenArgOfReturn(r)) {
         stack->push_back(args[*i]);
+        continue;
+      }
+      if (m.isTensorList()) {
+        c10::List<at::Tensor> outs;
+        std::vector<at::Tensor> metas = m.toTensorList().vec();
+        for (size_t k = 0; k < metas.size(); ++k) {
+          at::Tensor out = emptyIpu(metas[k].sizes(), metas[k].strides(),
+                                    metas[k].scalar_type());
+          bindResult(out, writtenArgs.empty() ? r + shift + k : ids.size());
+          outs.push_back(out);
+        }
+        shift += static_cast<int64_t>(metas.size()) - 1;
+        stack->push_back(outs);
         continue;
       }
       if (!m.isTensor()) {
@@ -627,7 +644,7 @@ void Tracer::captureOp(const c10::OperatorHandle &op,
           viewOut[r].toTensor().sizes() == mt.sizes())
         strides = viewOut[r].toTensor().strides();
       at::Tensor out = emptyIpu(mt.sizes(), strides, mt.scalar_type());
-      bindResult(out, writtenArgs.empty() ? r : ids.size());
+      bindResult(out, writtenArgs.empty() ? r + shift : ids.size());
       stack->push_back(out);
     }
   };
@@ -657,7 +674,9 @@ void Tracer::captureOp(const c10::OperatorHandle &op,
       inputs.push_back(valueOf(t, std::nullopt, opName));
     std::vector<TensorType> types;
     for (const c10::IValue &m : metaOut)
-      types.push_back(tensorTypeOf(m.toTensor(), opName));
+      forEachTensor(m, [&](const at::Tensor &t) {
+        types.push_back(tensorTypeOf(t, opName));
+      });
     AttrValue name, text;
     name.kind = text.kind = AttrValue::Str;
     name.s = opName;
@@ -677,20 +696,23 @@ void Tracer::captureOp(const c10::OperatorHandle &op,
     {
       const std::vector<ValueId> &ids = *results;
       logScope.setStatus("host_kernel");
-      if (valueShapes)
-        for (size_t r = 0; r < metaOut.size(); ++r) {
-          // Checked by the host kernel itself (its result must fit the
-          // buffer): `expected` has the shape and dtype.
-          Guard g;
-          g.what = "the shape of result " + std::to_string(r) + " of " + opName;
-          g.location = describe(loc);
-          g.inProgram = true;
-          g.value = ids[r]; // a result, so that the check is never dead code
-          g.expected =
-              at::empty(metaOut[r].toTensor().sizes(),
-                        metaOut[r].toTensor().options().device(c10::kCPU));
-          guardList.push_back(std::move(g));
-        }
+      if (valueShapes) {
+        size_t r = 0; // the host kernel's result (tensor lists flattened)
+        for (const c10::IValue &m : metaOut)
+          forEachTensor(m, [&](const at::Tensor &t) {
+            // Checked by the host kernel itself (its result must fit the
+            // buffer): `expected` has the shape and dtype.
+            Guard g;
+            g.what =
+                "the shape of result " + std::to_string(r) + " of " + opName;
+            g.location = describe(loc);
+            g.inProgram = true;
+            g.value = ids[r]; // a result: the check is never dead code
+            g.expected = at::empty(t.sizes(), t.options().device(c10::kCPU));
+            guardList.push_back(std::move(g));
+            ++r;
+          });
+      }
       pushOutputs(ids, "");
       return true;
     }

@@ -12,6 +12,7 @@ import torch  # noqa: F401  (the extension needs torch's libraries loaded first)
 from . import _C, _meta, enums, errors, experimental  # noqa: F401 (_meta registers shape functions)
 from ._blocks import BeginBlock, Block, BlockFunction, removeBlocks
 from ._dataloader import AsynchronousDataAccessor, DataLoader
+from ._host_calls import CPU
 from ._debug import bisect, explain, replay, write_bundle
 from ._helpers import (
     NameScope,
@@ -48,6 +49,7 @@ __all__ = [
     "BeginBlock",
     "Block",
     "BlockFunction",
+    "CPU",
     "DataLoader",
     "Error",
     "Executable",

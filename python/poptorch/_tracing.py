@@ -339,6 +339,8 @@ _HOST_KERNELS_WARNED: set[str] = set()
 def _warn_host_kernels(tracer: Any) -> None:
     """One warning per process for each op that runs as a host kernel."""
     for name, file, line, why in tracer.host_kernel_ops:
+        if name == "poptorch::host_call":
+            continue  # poptorch.CPU: asked for
         key = f"{name} {why}" if why else name
         if key not in _HOST_KERNELS_WARNED:
             _HOST_KERNELS_WARNED.add(key)
