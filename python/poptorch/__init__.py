@@ -12,7 +12,6 @@ import torch  # noqa: F401  (the extension needs torch's libraries loaded first)
 from . import _C, _meta, enums, errors, experimental  # noqa: F401 (_meta registers shape functions)
 from ._blocks import BeginBlock, Block, BlockFunction, removeBlocks
 from ._dataloader import AsynchronousDataAccessor, DataLoader
-from ._host_calls import CPU
 from ._debug import bisect, explain, replay, write_bundle
 from ._helpers import (
     NameScope,
@@ -26,6 +25,7 @@ from ._helpers import (
     serializedMatMul,
     set_available_memory,
 )
+from ._host_calls import CPU
 from ._logging import logger, setLogLevel
 from ._poplar_executor import PoplarExecutor, inferenceModel, load
 from ._tracing import Executable, TracedGraph, trace
