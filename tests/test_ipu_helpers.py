@@ -206,3 +206,25 @@ def test_perf_counters_of_the_common_call() -> None:
                                             "output_complete")])
         assert stamps[-1] == sorted(stamps[-1])
     assert stamps[1][0] > stamps[0][3], "each call records its own timestamps"
+
+
+def test_set_overlap_for_input_and_output_return_what_they_get():
+    from poptorch import _helpers
+
+    _helpers._OVERLAP_WARNED.clear()
+
+    class M(torch.nn.Module):
+        def forward(self, x, pair):
+            x, pair = poptorch.set_overlap_for_input(
+                (x, pair), poptorch.OverlapMode.OverlapDeviceIterationLoop)
+            out = {"sum": x + pair[0], "prod": x * pair[1]}
+            return poptorch.set_overlap_for_output(out, poptorch.OverlapMode.NoOverlap)
+
+    x, pair = torch.randn(3), [torch.randn(3), torch.randn(3)]
+    with pytest.warns(UserWarning, match=r"set_overlap_for_input.*has no effect"):
+        out = poptorch.inferenceModel(M())(x, pair)
+    torch.testing.assert_close(out, M()(x, pair))
+    with pytest.raises(poptorch.Error, match="mode must be a poptorch.OverlapMode"):
+        poptorch.set_overlap_for_input(x, "no_overlap")
+    with pytest.raises(poptorch.Error, match="got int"):
+        poptorch.set_overlap_for_output((x, 3), poptorch.OverlapMode.NoOverlap)

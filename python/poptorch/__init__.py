@@ -24,6 +24,8 @@ from ._helpers import (
     recomputationCheckpoint,
     serializedMatMul,
     set_available_memory,
+    set_overlap_for_input,
+    set_overlap_for_output,
 )
 from ._host_calls import CPU
 from ._logging import logger, setLogLevel
@@ -83,6 +85,8 @@ __all__ = [
     "removeBlocks",
     "serializedMatMul",
     "set_available_memory",
+    "set_overlap_for_input",
+    "set_overlap_for_output",
     "replay",
     "setLogLevel",
     "trace",

@@ -106,6 +106,45 @@ def dynamic_slice(tensor: torch.Tensor, dim: int, start: torch.Tensor | int, siz
     return torch.index_select(tensor, dim, index)
 
 
+_OVERLAP_WARNED: set[str] = set()
+
+
+def _set_overlap(what: str, tensors: Any, mode: Any) -> Any:
+    from .enums import OverlapMode
+
+    if not isinstance(mode, OverlapMode):
+        raise ArgumentTypeError(f"poptorch.{what}: mode must be a poptorch.OverlapMode, "
+                                f"got {mode!r}")
+
+    def check(t: Any) -> Any:
+        if not isinstance(t, torch.Tensor):
+            raise ArgumentTypeError(f"poptorch.{what}: overlap is set for tensors (alone or "
+                                    f"in tuples, lists and dicts), got {type(t).__name__}")
+        return t
+
+    torch.utils._pytree.tree_map(check, tensors)
+    if mode is not OverlapMode.NoOverlap and what not in _OVERLAP_WARNED:
+        _OVERLAP_WARNED.add(what)
+        import warnings
+
+        warnings.warn(f"poptorch.{what}(..., {mode}) is accepted but has no effect: the compiled "
+                      "program reads its inputs and writes its outputs in host memory, with no "
+                      "transfer to overlap with compute", UserWarning, stacklevel=3)
+    return tensors
+
+
+def set_overlap_for_input(input_tensors: Any, mode: Any) -> Any:
+    """PopTorch's set_overlap_for_input: ``input_tensors`` (a tensor, or tuples, lists and
+    dicts of them) returned as they are. There is no host-to-device transfer to overlap
+    here; a mode other than ``NoOverlap`` says so in a warning."""
+    return _set_overlap("set_overlap_for_input", input_tensors, mode)
+
+
+def set_overlap_for_output(output_tensors: Any, mode: Any) -> Any:
+    """PopTorch's set_overlap_for_output: see :func:`set_overlap_for_input`."""
+    return _set_overlap("set_overlap_for_output", output_tensors, mode)
+
+
 class NameScope:
     """PopTorch's NameScope: ``with poptorch.NameScope("encoder"):`` names the ops
     captured inside. Scopes nest (``encoder/layer0``); the names are the MLIR locations'
