@@ -29,6 +29,7 @@ from ._helpers import (
 )
 from ._host_calls import CPU
 from ._logging import logger, setLogLevel
+from ._multiconv import MultiConv
 from ._poplar_executor import PoplarExecutor, inferenceModel, load
 from ._tracing import Executable, TracedGraph, trace
 from .enums import *  # noqa: F403
@@ -55,6 +56,7 @@ __all__ = [
     "DataLoader",
     "Error",
     "Executable",
+    "MultiConv",
     "NameScope",
     "Options",
     "ParallelPhasedExecution",
