@@ -341,8 +341,8 @@ at::Tensor ipuTakeAlongDim(const at::Tensor &self, const at::Tensor &indices,
 
 // view_as_real and view_as_complex of a traced tensor are its value as it
 // is: the program holds a complex tensor as its (real, imaginary) pairs.
-at::Tensor ipuViewAsReal(const at::Tensor &self) {
-  at::Tensor view = at::native::view_as_real(self);
+// `view` is the eager view of `self`.
+at::Tensor reinterpreted(const at::Tensor &self, const at::Tensor &view) {
   if (Tracer *tracer = Tracer::current())
     if (auto r = tracer->captureReinterpret(self, view.sizes(), view.strides(),
                                             view.scalar_type()))
@@ -350,13 +350,12 @@ at::Tensor ipuViewAsReal(const at::Tensor &self) {
   return view;
 }
 
+at::Tensor ipuViewAsReal(const at::Tensor &self) {
+  return reinterpreted(self, at::native::view_as_real(self));
+}
+
 at::Tensor ipuViewAsComplex(const at::Tensor &self) {
-  at::Tensor view = at::native::view_as_complex(self);
-  if (Tracer *tracer = Tracer::current())
-    if (auto r = tracer->captureReinterpret(self, view.sizes(), view.strides(),
-                                            view.scalar_type()))
-      return *r;
-  return view;
+  return reinterpreted(self, at::native::view_as_complex(self));
 }
 
 // torch.equal answers a Python bool: while tracing, a value read (guarded)

@@ -218,7 +218,7 @@ ValueId Tracer::valueOf(const at::Tensor &t,
     if (want == t.scalar_type())
       return e->value;
     if (at::isComplexType(want) || t.is_complex())
-      return hostCast(t, e->value, want, opName);
+      return hostCast(t, want, opName);
     TensorType to = builder.typeOf(e->value);
     to.dtype = elemTypeOf(want, opName);
     return builder.addOp("poptorch.cast", {{e->value}}, {}, {to},
@@ -233,8 +233,8 @@ ValueId Tracer::valueOf(const at::Tensor &t,
   return builder.addConstant(tensorTypeOf(host, opName), host.data_ptr());
 }
 
-ValueId Tracer::hostCast(const at::Tensor &t, ValueId value,
-                         at::ScalarType dtype, const std::string &opName) {
+ValueId Tracer::hostCast(const at::Tensor &t, at::ScalarType dtype,
+                         const std::string &opName) {
   // To or from a complex dtype (pairs of the real one): torch's own cast.
   static const c10::OperatorHandle toCopy =
       c10::Dispatcher::singleton().findSchemaOrThrow("aten::_to_copy", "");
@@ -244,18 +244,12 @@ ValueId Tracer::hostCast(const at::Tensor &t, ValueId value,
   at::Tensor result =
       at::empty(t.sizes(), at::TensorOptions(c10::kMeta).dtype(dtype));
   std::string why;
-  std::optional<HostKernelCall> call =
-      describeHostKernel(toCopy, args, {result}, why);
-  if (!call)
+  std::optional<std::vector<ValueId>> cast =
+      emitHostKernelOp(toCopy, args, {result}, sourceLocation(), why);
+  if (!cast)
     fail(opName, "cannot cast " + std::string(c10::toString(t.scalar_type())) +
                      " to " + c10::toString(dtype) + ": " + why);
-  AttrValue name, text;
-  name.kind = text.kind = AttrValue::Str;
-  name.s = "aten::_to_copy";
-  text.s = call->call;
-  return builder.addOp("poptorch.host_kernel", {{value}},
-                       {{"op", name}, {"call", text}},
-                       {tensorTypeOf(result, opName)}, sourceLocation())[0];
+  return cast->front();
 }
 
 ValueId Tracer::scalarConstant(const c10::Scalar &v, at::ScalarType dtype,

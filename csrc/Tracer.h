@@ -328,10 +328,19 @@ private:
   ValueId valueOf(const at::Tensor &t, std::optional<at::ScalarType> dtype,
                   const std::string &opName);
   at::Tensor constantOf(const at::Tensor &t);
-  /// `value` (of tensor `t`) cast to `dtype` by torch's CPU kernel at run
-  /// time: the casts to and from complex dtypes.
-  ValueId hostCast(const at::Tensor &t, ValueId value, at::ScalarType dtype,
+  /// Tensor `t` cast to `dtype` by torch's CPU kernel at run time: the casts
+  /// to and from complex dtypes.
+  ValueId hostCast(const at::Tensor &t, at::ScalarType dtype,
                    const std::string &opName);
+  /// `op(args...)` as poptorch.host_kernel (PyTorch's CPU kernel runs it
+  /// when the program runs), `results` its Meta results (tensor lists
+  /// flattened): the values of its results, or none (with `why`) for an op
+  /// that cannot run that way.
+  std::optional<std::vector<ValueId>>
+  emitHostKernelOp(const c10::OperatorHandle &op,
+                   const std::vector<c10::IValue> &args,
+                   const std::vector<c10::IValue> &results,
+                   const poptorch_bridge::SourceLoc &loc, std::string &why);
   /// A constant scalar holding `v` converted to `dtype` the way eager's
   /// kernels convert scalars (the cast of a tensor copy, which wraps: int8 +
   /// 300 adds 44, not the checked Scalar::to).

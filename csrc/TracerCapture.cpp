@@ -665,29 +665,7 @@ void Tracer::captureOp(const c10::OperatorHandle &op,
   // runs; none (with `why`) for ops it cannot run that way.
   auto emitHostKernel =
       [&](std::string &why) -> std::optional<std::vector<ValueId>> {
-    std::optional<HostKernelCall> call =
-        describeHostKernel(op, args, metaOut, why);
-    if (!call)
-      return std::nullopt;
-    std::vector<ValueId> inputs;
-    for (const at::Tensor &t : call->inputs)
-      inputs.push_back(valueOf(t, std::nullopt, opName));
-    std::vector<TensorType> types;
-    for (const c10::IValue &m : metaOut)
-      forEachTensor(m, [&](const at::Tensor &t) {
-        types.push_back(tensorTypeOf(t, opName));
-      });
-    AttrValue name, text;
-    name.kind = text.kind = AttrValue::Str;
-    name.s = opName;
-    text.s = call->call;
-    try {
-      return builder.addOp("poptorch.host_kernel", {inputs},
-                           {{"op", name}, {"call", text}}, types, loc);
-    } catch (const CompileError &e) {
-      fail(opName,
-           std::string("cannot be captured as a host kernel: ") + e.what());
-    }
+    return emitHostKernelOp(op, args, metaOut, loc, why);
   };
   auto captureHostKernel = [&](std::string &why) -> bool {
     std::optional<std::vector<ValueId>> results = emitHostKernel(why);
@@ -1043,6 +1021,37 @@ void Tracer::captureOp(const c10::OperatorHandle &op,
                         : " (and it is not a host kernel: " + why + ")"));
   }
   pushOutputs(ids, "");
+}
+
+std::optional<std::vector<ValueId>>
+Tracer::emitHostKernelOp(const c10::OperatorHandle &op,
+                         const std::vector<c10::IValue> &args,
+                         const std::vector<c10::IValue> &results,
+                         const SourceLoc &loc, std::string &why) {
+  std::optional<HostKernelCall> call =
+      describeHostKernel(op, args, results, why);
+  if (!call)
+    return std::nullopt;
+  const std::string opName = opDisplayName(op);
+  std::vector<ValueId> inputs;
+  for (const at::Tensor &t : call->inputs)
+    inputs.push_back(valueOf(t, std::nullopt, opName));
+  std::vector<TensorType> types;
+  for (const c10::IValue &m : results)
+    forEachTensor(m, [&](const at::Tensor &t) {
+      types.push_back(tensorTypeOf(t, opName));
+    });
+  AttrValue name, text;
+  name.kind = text.kind = AttrValue::Str;
+  name.s = opName;
+  text.s = call->call;
+  try {
+    return builder.addOp("poptorch.host_kernel", {inputs},
+                         {{"op", name}, {"call", text}}, types, loc);
+  } catch (const CompileError &e) {
+    fail(opName,
+         std::string("cannot be captured as a host kernel: ") + e.what());
+  }
 }
 
 void Tracer::checkIndexRange(const at::Tensor &t, int64_t size,

@@ -790,7 +790,9 @@ std::optional<at::Tensor> Tracer::captureReinterpret(const at::Tensor &self,
     return std::nullopt;
   ++opCount;
   at::Tensor out = emptyIpu(sizes, strides, dtype);
-  bindValue(out, valueOf(self, std::nullopt, "aten::view_as_real"));
+  bindValue(out, valueOf(self, std::nullopt,
+                         at::isComplexType(dtype) ? "aten::view_as_complex"
+                                                  : "aten::view_as_real"));
   return out;
 }
 

@@ -9,6 +9,7 @@ to steer) or plain reductions (``identity_loss``).
 from __future__ import annotations
 
 import threading
+import warnings
 from typing import Any
 
 import torch
@@ -125,8 +126,6 @@ def _set_overlap(what: str, tensors: Any, mode: Any) -> Any:
     torch.utils._pytree.tree_map(check, tensors)
     if mode is not OverlapMode.NoOverlap and what not in _OVERLAP_WARNED:
         _OVERLAP_WARNED.add(what)
-        import warnings
-
         warnings.warn(f"poptorch.{what}(..., {mode}) is accepted but has no effect: the compiled "
                       "program reads its inputs and writes its outputs in host memory, with no "
                       "transfer to overlap with compute", UserWarning, stacklevel=3)

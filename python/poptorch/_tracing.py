@@ -738,10 +738,13 @@ def trace(
     """
     start = time.perf_counter()
     cpu_rng = torch.default_generator.get_state()
+    def attempt(default_ipu: bool) -> TracedGraph:
+        return _trace(model, args, kwargs, source_location_excludes, execution_strategy, start,
+                      default_ipu=default_ipu, host_kernels=host_kernels)
+
     with _gc_paused():
         try:
-            graph = _trace(model, args, kwargs, source_location_excludes, execution_strategy,
-                           start, default_ipu=False, host_kernels=host_kernels)
+            graph = attempt(default_ipu=False)
         except errors.Error as e:
             if not _DEVICE_MISMATCH.search(str(e)):
                 raise
@@ -751,9 +754,7 @@ def trace(
             logger.info("a tensor made on the CPU in the model met an input on the ipu "
                         "(%s); tracing again with the ipu as the default device", e)
             torch.default_generator.set_state(cpu_rng)
-            graph = _trace(model, args, kwargs, source_location_excludes, execution_strategy,
-                           start, default_ipu=True, host_kernels=host_kernels)
-            return graph
+            return attempt(default_ipu=True)
         if not torch.equal(cpu_rng, torch.default_generator.get_state()):
             # A factory function without a device (torch.rand(n), torch.empty(n).normal_())
             # drew from the CPU generator while tracing: those numbers would be baked into
@@ -762,8 +763,7 @@ def trace(
             logger.info("the model draws random numbers on the CPU (a factory function "
                         "without device=); tracing again with the ipu as the default device")
             torch.default_generator.set_state(cpu_rng)
-            graph = _trace(model, args, kwargs, source_location_excludes, execution_strategy,
-                           start, default_ipu=True, host_kernels=host_kernels)
+            graph = attempt(default_ipu=True)
     return graph
 
 
