@@ -326,7 +326,15 @@ PYBIND11_MODULE(_C, m) {
           "(complex tensors, arguments the lowering refused)")
       .def("value_id", &Tracer::valueIdOf, py::arg("tensor"))
       .def("print_tensor", &Tracer::printTensor, py::arg("tensor"),
-           py::arg("title"));
+           py::arg("title"))
+      .def("begin_for_loop", &Tracer::beginForLoop, py::arg("inputs"),
+           py::arg("count"))
+      .def("end_for_loop", &Tracer::endForLoop, py::arg("outputs"))
+      .def("begin_if", &Tracer::beginIf, py::arg("condition"),
+           py::arg("then_inputs"))
+      .def("else_branch", &Tracer::elseBranch, py::arg("then_outputs"),
+           py::arg("else_inputs"))
+      .def("end_if", &Tracer::endIf, py::arg("else_outputs"));
 
   m.def(
       "meta_cache_load",

@@ -187,6 +187,8 @@ ValueId Tracer::randomState() {
     randomValue = builder.addArgument({{2}, ElemType::I64},
                                       "poptorch.random_state", "random");
     randomArg = numArgs++;
+    argNames.resize(numArgs);
+    argNames.back() = "the random state";
     argIndexOfValue[randomValue] = randomArg;
     argValues.push_back(at::zeros({2}, at::kLong)); // not read (readValue)
   }
@@ -200,6 +202,8 @@ void Tracer::addArgument(const at::Tensor &t, const std::string &name,
   bindValue(t, v);
   argIndexOfTensor[t.unsafeGetTensorImpl()] = numArgs;
   argIndexOfValue[v] = numArgs++;
+  argNames.resize(numArgs);
+  argNames.back() = name;
   // (An input traced with its layout has strides; programs read dense values.)
   argValues.push_back(hostAlias(t).contiguous());
 }
@@ -214,7 +218,8 @@ ValueId Tracer::valueOf(const at::Tensor &t,
   at::ScalarType want = dtype.value_or(t.scalar_type());
   if (TracedValue *e = lookup(t)) {
     if (!e->poisonReason.empty())
-      fail(opName, e->poisonReason);
+      fail(opName, e->outOfScope ? "uses a tensor " + e->poisonReason
+                                 : e->poisonReason);
     if (want == t.scalar_type())
       return e->value;
     if (at::isComplexType(want) || t.is_complex())
@@ -337,6 +342,10 @@ at::Tensor Tracer::evaluate(const at::Tensor &t, const std::string &what) {
   auto arg = argIndexOfValue.find(e->value);
   if (arg != argIndexOfValue.end())
     return argValues.at(arg->second);
+  checkNotInRegion(what, "needs the value of a tensor the model computed, "
+                         "which cannot be read inside a loop body or a "
+                         "branch. Read it before the loop or conditional, or "
+                         "keep the logic in tensor ops (torch.where)");
   at::Tensor value = at::empty(t.sizes(), t.options().device(c10::kCPU));
   auto [text, added] = builder.printWithValues({e->value});
   // The evaluator runs Python (compile and run): nothing it does is traced.
@@ -356,6 +365,9 @@ std::vector<c10::IValue>
 Tracer::shapesFromValues(const c10::OperatorHandle &op,
                          const std::vector<c10::IValue> &args,
                          const std::string &opName) {
+  checkNotInRegion(opName,
+                   "has result shapes that depend on the values of its "
+                   "arguments, which a loop body or a branch cannot have");
   torch::jit::Stack stack;
   for (size_t i = 0; i < args.size(); ++i) {
     // An out= argument the kernel resizes: a new tensor, not a value.
@@ -453,6 +465,15 @@ at::Tensor &Tracer::captureCopy(at::Tensor &self, const at::Tensor &src) {
     propagateWrite(self, "aten::copy_");
     return self;
   }
+  if (TracedValue *e = lookup(src); intoArgument && e && e->outOfScope)
+    fail("copy_",
+         "the model writes " + argNames.at(argument->second) +
+             " in place inside a loop body or a branch (its new value was " +
+             e->poisonReason +
+             "). A loop body or a branch cannot write the model's buffers, "
+             "parameters or inputs: pass the tensor in as one of "
+             "poptorch.for_loop's inputs and write the value it returns after "
+             "the loop");
   ValueId v = valueOf(src, self.scalar_type(), "copy_");
   if (src.sizes() != self.sizes()) {
     TensorType to = builder.typeOf(v);

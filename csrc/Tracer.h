@@ -34,7 +34,10 @@ struct TracedValue {
   explicit TracedValue(const at::Tensor &t) : owner(t.getIntrusivePtr()) {}
   c10::weak_intrusive_ptr<c10::TensorImpl> owner;
   ValueId value = -1;       // a traced value, or
-  std::string poisonReason; // produced by an unsupported op
+  std::string poisonReason; // produced by an unsupported op, or
+  /// computed inside a poptorch.for_loop / poptorch.cond region that has
+  /// ended (poisonReason says where): any use is an error.
+  bool outOfScope = false;
 };
 
 struct UnsupportedOp {
@@ -188,6 +191,24 @@ public:
   void printTensor(const at::Tensor &t, const std::string &title);
   /// The traced value of `t` (poptorch.getIpuTensorId), -1 if it has none.
   ValueId valueIdOf(const at::Tensor &t);
+
+  /// poptorch.for_loop (TracerControlFlow.cpp): opens a loop of `count`
+  /// iterations over `inputs`; returns the tensors the body takes (its
+  /// iteration arguments). Ops traced until endForLoop form the body.
+  std::vector<at::Tensor> beginForLoop(const std::vector<at::Tensor> &inputs,
+                                       int64_t count);
+  /// Closes the loop whose body returned `outputs`; returns its results.
+  std::vector<at::Tensor> endForLoop(const std::vector<at::Tensor> &outputs);
+  /// poptorch.cond: opens the then branch on `cond` (a one-element bool
+  /// tensor); returns stand-ins for `thenInputs` that the branch may write.
+  std::vector<at::Tensor> beginIf(const at::Tensor &cond,
+                                  const std::vector<at::Tensor> &thenInputs);
+  /// Closes the then branch (which returned `thenOutputs`), opens the else
+  /// branch; returns stand-ins for `elseInputs`.
+  std::vector<at::Tensor> elseBranch(const std::vector<at::Tensor> &thenOutputs,
+                                     const std::vector<at::Tensor> &elseInputs);
+  /// Closes the conditional; returns its results.
+  std::vector<at::Tensor> endIf(const std::vector<at::Tensor> &elseOutputs);
 
   // Entry points from the device kernels.
   void capture(const c10::OperatorHandle &op, torch::jit::Stack *stack);
@@ -392,6 +413,33 @@ private:
   std::unordered_map<ValueId, ViewOrigin> viewOrigins;
   /// Whether two values are the same views of one value.
   bool sameView(ValueId a, ValueId b) const;
+
+  /// An open poptorch.for_loop or poptorch.cond (TracerControlFlow.cpp).
+  struct OpenRegion {
+    const char *what;   // "poptorch.for_loop", "poptorch.cond"
+    ValueId firstValue; // values from here on are the region's
+    std::map<int64_t, ValueId> bufferUpdates; // when it opened
+    std::vector<at::Tensor> thenOutputs;      // cond: the then branch's
+    std::vector<at::Tensor> inputs;           // for_loop: its inputs
+  };
+  std::vector<OpenRegion> regions;
+  /// Fails with `message` when a region is open (ops whose values or
+  /// effects cannot be inside a loop or a branch).
+  void checkNotInRegion(const std::string &opName, const std::string &message);
+  /// Ends the region's tracing: checks that it wrote no argument and
+  /// poisons the tensors that hold its values.
+  void closeRegion(const OpenRegion &region);
+  /// The values of region results `outputs` (checked against `expected`'s
+  /// shapes and dtypes when given).
+  std::vector<ValueId> regionResults(const std::vector<at::Tensor> &outputs,
+                                     const std::vector<at::Tensor> *expected,
+                                     const std::string &what,
+                                     const std::string &against);
+  /// New ipu tensors like `like`, bound to `ids`.
+  std::vector<at::Tensor> boundTensors(const std::vector<at::Tensor> &like,
+                                       const std::vector<ValueId> &ids);
+  /// The model-facing names of @main's arguments, by index.
+  std::vector<std::string> argNames;
 
   poptorch_bridge::GraphBuilder builder;
   std::unordered_map<c10::TensorImpl *, TracedValue> values;

@@ -455,6 +455,8 @@ void Tracer::captureOp(const c10::OperatorHandle &op,
     forEachTensor(a, [&](const at::Tensor &t) {
       if (TracedValue *e = lookup(t)) {
         anyTraced = true;
+        if (e->outOfScope)
+          fail(opName, "uses a tensor " + e->poisonReason);
         if (!e->poisonReason.empty() && poison.empty())
           poison = e->poisonReason;
       }
@@ -915,6 +917,10 @@ void Tracer::captureOp(const c10::OperatorHandle &op,
       break;
     }
     case ArgKind::RandomState:
+      checkNotInRegion(opName,
+                       "draws random numbers, which a loop body or a branch "
+                       "cannot do here (each iteration would draw the same "
+                       "numbers). Draw them before the loop and pass them in");
       operands.push_back({randomState()});
       attr.kind = AttrValue::I64;
       attr.i = randomStreams++;

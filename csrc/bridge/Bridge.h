@@ -117,6 +117,29 @@ public:
   /// True if `v` is computed from argument `arg`.
   bool dependsOnArgument(ValueId v, int64_t arg) const;
 
+  // Control flow (poptorch.for_loop, poptorch.cond): ops created between
+  // begin and end go into the region's block. Values created inside a region
+  // are visible only there (the tracer poisons tensors holding them).
+  /// Opens `scf.for %i = 0 to count iter_args(inits)`; returns the ids of
+  /// the body's iteration arguments.
+  std::vector<ValueId> beginForLoop(int64_t count,
+                                    const std::vector<ValueId> &inits,
+                                    const SourceLoc &loc);
+  /// Closes the innermost loop, its body yielding `yields` (their types must
+  /// be the iteration arguments'); returns the loop's results.
+  std::vector<ValueId> endForLoop(const std::vector<ValueId> &yields);
+  /// Opens `scf.if` on the one-element bool tensor `cond`: ops go into the
+  /// then branch until elseBranch, then into the else branch until endIf.
+  void beginIf(ValueId cond, const SourceLoc &loc);
+  void elseBranch(const std::vector<ValueId> &thenYields);
+  /// Closes the innermost conditional; both branches' yields must have the
+  /// same types. Returns its results.
+  std::vector<ValueId> endIf(const std::vector<ValueId> &elseYields);
+  /// How many regions are open.
+  size_t regionDepth() const;
+  /// The number of values so far: ids at or above it are made later.
+  ValueId nextValueId() const;
+
 private:
   struct Impl;
   std::unique_ptr<Impl> impl;

@@ -7,7 +7,10 @@
 //===----------------------------------------------------------------------===//
 #include "Bridge.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -114,9 +117,21 @@ struct GraphBuilder::Impl {
   /// bits: a model's Python scalars (`x * 0.5`, add's alpha) repeat, and
   /// each is one op of the function's body however often it is used.
   std::map<std::pair<ElemType, uint64_t>, ValueId> scalars;
+  /// The open regions of poptorch.for_loop / poptorch.cond, innermost last:
+  /// the scf op, the block ops went into before it, and the scalar constants
+  /// visible there (those made inside a region are not visible outside).
+  struct OpenRegion {
+    Operation *op;
+    Block *outer;
+    std::map<std::pair<ElemType, uint64_t>, ValueId> outerScalars;
+    SmallVector<Type> thenTypes; // scf.if: the then branch's yield types
+  };
+  std::vector<OpenRegion> regions;
 
   Impl() {
-    ctx.loadDialect<func::FuncDialect, poptorch::PoptorchDialect>();
+    ctx.loadDialect<func::FuncDialect, poptorch::PoptorchDialect,
+                    scf::SCFDialect, arith::ArithDialect,
+                    tensor::TensorDialect>();
     handler =
         std::make_unique<ScopedDiagnosticHandler>(&ctx, [this](Diagnostic &d) {
           if (!diagnostics.empty())
@@ -305,6 +320,8 @@ TensorType GraphBuilder::typeOf(ValueId v) const {
 void GraphBuilder::finish(
     const std::vector<ValueId> &outputs,
     const std::vector<std::pair<int64_t, ValueId>> &bufferUpdates) {
+  if (!impl->regions.empty())
+    throw CompileError("internal error: a control-flow region is still open");
   OpBuilder b(&impl->ctx);
   b.setInsertionPointToEnd(impl->body);
   SmallVector<Value> results;
@@ -338,6 +355,141 @@ void GraphBuilder::finish(
   impl->diagnostics.clear();
   if (failed(verify(*impl->module)))
     throw CompileError("captured module is invalid:\n" + impl->diagnostics);
+}
+
+/// Makes `block` end in `scf.yield values` (replacing the yield a builder
+/// may have added).
+static void setYield(MLIRContext *ctx, Block *block, ValueRange values) {
+  if (!block->empty() && block->back().hasTrait<OpTrait::IsTerminator>())
+    block->back().erase();
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(block);
+  scf::YieldOp::create(b, UnknownLoc::get(ctx), values);
+}
+
+std::vector<ValueId>
+GraphBuilder::beginForLoop(int64_t count, const std::vector<ValueId> &inits,
+                           const SourceLoc &srcLoc) {
+  OpBuilder b(&impl->ctx);
+  b.setInsertionPointToEnd(impl->body);
+  Location loc = impl->loc(srcLoc);
+  SmallVector<Value> initValues;
+  for (ValueId v : inits)
+    initValues.push_back(impl->get(v));
+  auto cst = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  Value lb = cst(0), ub = cst(count), step = cst(1);
+  auto loop = scf::ForOp::create(b, loc, lb, ub, step, initValues);
+  for (auto &[attrName, v] : impl->stamp)
+    loop->setAttr(attrName, impl->attr(v));
+  Block *body = loop.getBody();
+  if (!body->empty())
+    body->back().erase(); // endForLoop adds the yield
+  impl->regions.push_back({loop, impl->body, impl->scalars, {}});
+  impl->scalars.clear();
+  impl->body = body;
+  std::vector<ValueId> args;
+  for (Value arg : loop.getRegionIterArgs())
+    args.push_back(impl->add(arg));
+  return args;
+}
+
+std::vector<ValueId>
+GraphBuilder::endForLoop(const std::vector<ValueId> &yields) {
+  if (impl->regions.empty() || !isa<scf::ForOp>(impl->regions.back().op))
+    throw CompileError("internal error: no open loop");
+  auto loop = cast<scf::ForOp>(impl->regions.back().op);
+  SmallVector<Value> values;
+  for (ValueId v : yields)
+    values.push_back(impl->get(v));
+  if (values.size() != loop.getNumRegionIterArgs())
+    throw CompileError(
+        "internal error: loop yields the wrong number of values");
+  for (auto [value, arg] : llvm::zip(values, loop.getRegionIterArgs()))
+    if (value.getType() != arg.getType())
+      throw CompileError("internal error: loop yield type mismatch");
+  setYield(&impl->ctx, loop.getBody(), values);
+  impl->body = impl->regions.back().outer;
+  impl->scalars = std::move(impl->regions.back().outerScalars);
+  impl->regions.pop_back();
+  std::vector<ValueId> results;
+  for (Value r : loop.getResults())
+    results.push_back(impl->add(r));
+  return results;
+}
+
+void GraphBuilder::beginIf(ValueId cond, const SourceLoc &srcLoc) {
+  Value c = impl->get(cond);
+  auto ty = cast<RankedTensorType>(c.getType());
+  if (ty.getRank() != 0 || !ty.getElementType().isInteger(1))
+    throw CompileError("internal error: the condition must be a 0-d bool");
+  OpBuilder b(&impl->ctx);
+  b.setInsertionPointToEnd(impl->body);
+  Location loc = impl->loc(srcLoc);
+  Value bit = tensor::ExtractOp::create(b, loc, c, ValueRange{});
+  // Created without results; endIf rebuilds it with the branches' types.
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{}, bit,
+                                /*withElseRegion=*/true);
+  for (auto &[attrName, v] : impl->stamp)
+    ifOp->setAttr(attrName, impl->attr(v));
+  impl->regions.push_back({ifOp, impl->body, impl->scalars, {}});
+  impl->scalars.clear();
+  impl->body = ifOp.thenBlock();
+  impl->body->back().erase();
+}
+
+void GraphBuilder::elseBranch(const std::vector<ValueId> &thenYields) {
+  if (impl->regions.empty() || !isa<scf::IfOp>(impl->regions.back().op))
+    throw CompileError("internal error: no open conditional");
+  auto ifOp = cast<scf::IfOp>(impl->regions.back().op);
+  SmallVector<Value> values;
+  for (ValueId v : thenYields)
+    values.push_back(impl->get(v));
+  setYield(&impl->ctx, ifOp.thenBlock(), values);
+  impl->regions.back().thenTypes.assign(ValueRange(values).getTypes().begin(),
+                                        ValueRange(values).getTypes().end());
+  impl->scalars.clear();
+  impl->body = ifOp.elseBlock();
+  impl->body->back().erase();
+}
+
+std::vector<ValueId>
+GraphBuilder::endIf(const std::vector<ValueId> &elseYields) {
+  if (impl->regions.empty() || !isa<scf::IfOp>(impl->regions.back().op) ||
+      impl->body != cast<scf::IfOp>(impl->regions.back().op).elseBlock())
+    throw CompileError("internal error: no open else branch");
+  auto ifOp = cast<scf::IfOp>(impl->regions.back().op);
+  SmallVector<Value> values;
+  for (ValueId v : elseYields)
+    values.push_back(impl->get(v));
+  if (SmallVector<Type>(ValueRange(values).getTypes()) !=
+      impl->regions.back().thenTypes)
+    throw CompileError("internal error: branch yield type mismatch");
+  setYield(&impl->ctx, ifOp.elseBlock(), values);
+  OpBuilder b(ifOp);
+  auto typed =
+      scf::IfOp::create(b, ifOp.getLoc(), impl->regions.back().thenTypes,
+                        ifOp.getCondition(), /*withElseRegion=*/true);
+  typed->setAttrs(ifOp->getAttrs());
+  for (Region *r : {&typed.getThenRegion(), &typed.getElseRegion()})
+    r->getBlocks().clear();
+  typed.getThenRegion().takeBody(ifOp.getThenRegion());
+  typed.getElseRegion().takeBody(ifOp.getElseRegion());
+  ifOp->erase();
+  impl->body = impl->regions.back().outer;
+  impl->scalars = std::move(impl->regions.back().outerScalars);
+  impl->regions.pop_back();
+  std::vector<ValueId> results;
+  for (Value r : typed.getResults())
+    results.push_back(impl->add(r));
+  return results;
+}
+
+size_t GraphBuilder::regionDepth() const { return impl->regions.size(); }
+
+ValueId GraphBuilder::nextValueId() const {
+  return static_cast<ValueId>(impl->values.size());
 }
 
 bool GraphBuilder::dependsOnArgument(ValueId v, int64_t arg) const {

@@ -11,6 +11,7 @@ import torch  # noqa: F401  (the extension needs torch's libraries loaded first)
 
 from . import _C, _meta, enums, errors, experimental  # noqa: F401 (_meta registers shape functions)
 from ._blocks import BeginBlock, Block, BlockFunction, removeBlocks
+from ._control_flow import cond, for_loop
 from ._dataloader import AsynchronousDataAccessor, DataLoader
 from ._debug import bisect, explain, replay, write_bundle
 from ._helpers import (
@@ -71,10 +72,12 @@ __all__ = [
     "TracedGraph",
     "UnrecoverableError",
     "bisect",
+    "cond",
     "explain",
     "dynamic_slice",
     "errors",
     "experimental",
+    "for_loop",
     "getIpuTensorId",
     "identity_loss",
     "isRunningOnIpu",
