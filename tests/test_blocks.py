@@ -251,9 +251,9 @@ def test_a_stage_runs_on_one_ipu() -> None:
 
 
 def test_block_argument_checks() -> None:
-    with pytest.raises(TypeError, match="BeginBlock expects a torch.nn.Module"):
-        poptorch.BeginBlock(lambda x: x)
-    with pytest.raises(TypeError, match="user_id must be a str"):
-        poptorch.Block(3)
+    with pytest.raises(TypeError, match="BeginBlock expects a torch.nn.Module or a function"):
+        poptorch.BeginBlock(3)
+    with pytest.raises(TypeError, match="user_id must be a str, an int >= 0 or None"):
+        poptorch.Block(3.5)
     with pytest.raises(TypeError, match="ipu_id must be an int"):
         poptorch.BlockFunction("a", ipu_id=-1)

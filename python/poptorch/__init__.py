@@ -10,13 +10,15 @@ import atexit
 import torch  # noqa: F401  (the extension needs torch's libraries loaded first)
 
 from . import _C, _meta, enums, errors, experimental  # noqa: F401 (_meta registers shape functions)
-from ._blocks import BeginBlock, Block, BlockFunction, removeBlocks
+from ._blocks import BeginBlock, Block, BlockFunction, module_repr, removeBlocks
 from ._control_flow import cond, for_loop
+from ._custom_ops import ctc_beam_search_decoder, custom_op, fps, register_custom_op
 from ._dataloader import AsynchronousDataAccessor, DataLoader
 from ._debug import bisect, explain, replay, write_bundle
 from ._helpers import (
     NameScope,
     dynamic_slice,
+    dynamic_update,
     getIpuTensorId,
     identity_loss,
     ipu_print_tensor,
@@ -31,7 +33,13 @@ from ._helpers import (
 from ._host_calls import CPU
 from ._logging import logger, setLogLevel
 from ._multiconv import MultiConv
-from ._poplar_executor import PoplarExecutor, inferenceModel, load
+from ._poplar_executor import (
+    PoplarExecutor,
+    inferenceModel,
+    load,
+    registerPostCompileHook,
+    registerPreCompileHook,
+)
 from ._tracing import Executable, TracedGraph, trace
 from .enums import *  # noqa: F403
 from .errors import Error, RecoverableError, UnrecoverableError
@@ -96,6 +104,14 @@ __all__ = [
     "setLogLevel",
     "trace",
     "write_bundle",
+    "registerPreCompileHook",
+    "registerPostCompileHook",
+    "register_custom_op",
+    "module_repr",
+    "fps",
+    "dynamic_update",
+    "custom_op",
+    "ctc_beam_search_decoder",
 ]
 
 # JIT engines must be gone before LLVM's static destructors run.

@@ -60,6 +60,7 @@ class _Tracker:
         self.tracer = tracer
         self.strategy = strategy
         self.next_auto_id = 0
+        self.auto_ids: dict[Any, str] = {}
         self.next_stage = 1  # AutoIncrement: the implicit first block is stage 0
         self.placements: dict[str, BlockPlacement] = {}
         self.entered: list[BlockPlacement] = []  # in the order blocks were entered
@@ -107,10 +108,16 @@ class _Tracker:
             return dataclasses.replace(self._place(first.blocks[0], None), block=_DEFAULT_BLOCK)
         return BlockPlacement(_DEFAULT_BLOCK, 0, 0, 0)
 
-    def begin(self, user_id: str | None, ipu_id: int | None) -> None:
+    def begin(self, user_id: str | None, ipu_id: int | None, key: Any = None) -> None:
+        """``key``: the BeginBlock that starts this block, whose automatic id is
+        assigned on its first call and kept for the next ones (PopTorch's)."""
         if user_id is None:
-            user_id = str(self.next_auto_id)
-            self.next_auto_id += 1
+            user_id = self.auto_ids.get(key) if key is not None else None
+            if user_id is None:
+                user_id = str(self.next_auto_id)
+                self.next_auto_id += 1
+                if key is not None:
+                    self.auto_ids[key] = user_id
         if not isinstance(user_id, str):
             raise ArgumentTypeError(f"poptorch: block ids are strings, got {user_id!r}")
         placement = self.placements.get(user_id)
@@ -181,19 +188,24 @@ def end_tracing() -> list[BlockPlacement]:
     return tracker.summary() if tracker is not None else []
 
 
-def _begin(user_id: str | None, ipu_id: int | None) -> None:
+def _begin(user_id: str | None, ipu_id: int | None, key: Any = None) -> None:
     """A block starts here, if this thread is tracing (else blocks do nothing)."""
     tracker = _helpers.tracing.blocks
     if tracker is not None:
-        tracker.begin(user_id, ipu_id)
+        tracker.begin(user_id, ipu_id, key)
 
 
-def _check_ids(user_id: Any, ipu_id: Any, what: str) -> None:
+def _check_ids(user_id: Any, ipu_id: Any, what: str) -> str | None:
+    """``user_id`` as a block id: a str, an int >= 0 (as its decimal text) or None."""
+    if isinstance(user_id, int) and not isinstance(user_id, bool) and user_id >= 0:
+        user_id = str(user_id)
     if user_id is not None and not isinstance(user_id, str):
-        raise ArgumentTypeError(f"poptorch.{what}: user_id must be a str or None, got {user_id!r}")
+        raise ArgumentTypeError(f"poptorch.{what}: user_id must be a str, an int >= 0 or None, "
+                                f"got {user_id!r}")
     if ipu_id is not None and (isinstance(ipu_id, bool) or not isinstance(ipu_id, int)
                                or ipu_id < 0):
         raise ArgumentTypeError(f"poptorch.{what}: ipu_id must be an int >= 0 or None, got {ipu_id!r}")
+    return user_id
 
 
 class Block:
@@ -206,9 +218,17 @@ class Block:
     """
 
     def __init__(self, user_id: str | None = None, ipu_id: int | None = None) -> None:
-        _check_ids(user_id, ipu_id, "Block")
-        self.user_id = user_id
+        self.user_id = _check_ids(user_id, ipu_id, "Block")
         self.ipu_id = ipu_id
+
+    @staticmethod
+    def useAutoId() -> None:  # noqa: N802
+        """Numbers the blocks without a ``user_id`` from "0" again (call it at the start
+        of ``forward``)."""
+        tracker = _helpers.tracing.blocks
+        if tracker is not None:
+            tracker.next_auto_id = 0
+            tracker.auto_ids.clear()
 
     def __enter__(self) -> Block:
         _begin(self.user_id, self.ipu_id)
@@ -224,7 +244,10 @@ class _BlockHook:
         self.ipu_id = ipu_id
 
     def __call__(self, module: torch.nn.Module, args: Any) -> None:
-        _begin(self.user_id, self.ipu_id)
+        _begin(self.user_id, self.ipu_id, self)
+
+    def __repr__(self) -> str:
+        return f"BeginBlock(user_id={self.user_id!r}, ipu_id={self.ipu_id!r})"
 
 
 def BeginBlock(module: torch.nn.Module, user_id: str | None = None,  # noqa: N802
@@ -233,9 +256,18 @@ def BeginBlock(module: torch.nn.Module, user_id: str | None = None,  # noqa: N80
 
     The block lasts until the next block starts (PopTorch's semantics).
     """
+    user_id = _check_ids(user_id, ipu_id, "BeginBlock")
     if not isinstance(module, torch.nn.Module):
-        raise ArgumentTypeError(f"poptorch.BeginBlock expects a torch.nn.Module, got {type(module).__name__}")
-    _check_ids(user_id, ipu_id, "BeginBlock")
+        if callable(module):  # a function: PopTorch returns a callable that starts the block
+            hook = _BlockHook(user_id, ipu_id)
+
+            @functools.wraps(module)
+            def begin_then_call(*args: Any, **kwargs: Any) -> Any:
+                _begin(hook.user_id, hook.ipu_id, hook)
+                return module(*args, **kwargs)
+            return begin_then_call
+        raise ArgumentTypeError("poptorch.BeginBlock expects a torch.nn.Module or a function, got "
+                                f"{type(module).__name__}")
     old = getattr(module, "_poptorch_block_handle", None)
     if old is not None:
         old.remove()
@@ -248,7 +280,7 @@ def BeginBlock(module: torch.nn.Module, user_id: str | None = None,  # noqa: N80
 def BlockFunction(user_id: str | None = None, ipu_id: int | None = None  # noqa: N802
                   ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator: every call of the function runs inside ``Block(user_id, ipu_id)``."""
-    _check_ids(user_id, ipu_id, "BlockFunction")
+    user_id = _check_ids(user_id, ipu_id, "BlockFunction")
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(func)
@@ -259,6 +291,23 @@ def BlockFunction(user_id: str | None = None, ipu_id: int | None = None  # noqa:
         return wrapper
 
     return decorate
+
+
+def module_repr(m: torch.nn.Module) -> str:
+    """``repr(m)`` with the blocks that ``BeginBlock`` starts (forward pre-hooks, which
+    torch's repr does not show) in front of the modules they start at."""
+    lines = m.extra_repr().split("\n") if m.extra_repr() else []
+    extra = len(lines)
+    for name, child in m._modules.items():
+        text = module_repr(child).replace("\n", "\n  ") if child is not None else "None"
+        lines.append(f"({name}): {text}")
+    hooks = "".join(f"{hook!r} " for hook in m._forward_pre_hooks.values())
+    body = ""
+    if extra == 1 and len(lines) == 1:
+        body = lines[0]
+    elif lines:
+        body = "\n  " + "\n  ".join(lines) + "\n"
+    return f"{hooks}{m._get_name()}({body})"
 
 
 def removeBlocks(module: torch.nn.Module) -> torch.nn.Module:  # noqa: N802

@@ -107,6 +107,45 @@ def dynamic_slice(tensor: torch.Tensor, dim: int, start: torch.Tensor | int, siz
     return torch.index_select(tensor, dim, index)
 
 
+def dynamic_update(input: torch.Tensor, src: torch.Tensor, dim: int,  # noqa: A002
+                   start: torch.Tensor | int, size: int) -> torch.Tensor:
+    """PopTorch's dynamic_update: ``input`` with ``src`` written into the ``size``
+    elements along ``dim`` from ``start`` (a 1-element integer tensor the program
+    computes, or an int); ``input`` itself is not changed.
+
+    ``src`` has ``input``'s shape except ``size`` along ``dim``. As with
+    :func:`dynamic_slice`, a start that would write past either end is clamped so
+    that the update stays inside the tensor.
+    """
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise ArgumentError(f"poptorch.dynamic_update: size must be an int >= 0, got {size!r}")
+    if not isinstance(input, torch.Tensor) or not isinstance(src, torch.Tensor):
+        raise ArgumentTypeError("poptorch.dynamic_update: input and src must be tensors")
+    if input.dim() == 0 or not -input.dim() <= dim < input.dim():
+        raise ArgumentIndexError(f"poptorch.dynamic_update: dim {dim} is out of range for a "
+                                 f"{input.dim()}-dim tensor")
+    dim = dim % input.dim()
+    extent = input.shape[dim]
+    want = list(input.shape)
+    want[dim] = size
+    if list(src.shape) != want or size > extent:
+        raise ArgumentError(f"poptorch.dynamic_update: src must have shape {want} (input's, "
+                            f"with size {size} along dim {dim} <= {extent}), got {list(src.shape)}")
+    if src.dtype != input.dtype:
+        raise ArgumentError(f"poptorch.dynamic_update: src is {src.dtype} but input is {input.dtype}")
+    if isinstance(start, torch.Tensor):
+        if start.numel() != 1 or start.dtype.is_floating_point or start.dtype.is_complex \
+                or start.dtype == torch.bool:
+            raise ArgumentError("poptorch.dynamic_update: start must be an int or a 1-element "
+                                f"integer tensor, got {start.dtype} with shape {list(start.shape)}")
+        first = start.reshape(()).to(torch.int64)
+    else:
+        first = torch.tensor(int(start), dtype=torch.int64).to(input.device)
+    first = first.clamp(0, extent - size)
+    index = first + torch.arange(size, dtype=torch.int64).to(input.device)
+    return input.index_copy(dim, index, src)
+
+
 _OVERLAP_WARNED: set[str] = set()
 
 

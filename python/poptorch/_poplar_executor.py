@@ -7,7 +7,8 @@ import copy
 import os
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
@@ -46,6 +47,11 @@ class PoplarExecutor:
     ones recompiles and logs which input changed.
     """
 
+    # registerPreCompileHook / registerPostCompileHook: called, without arguments,
+    # around every compilation of any model (variants included).
+    _precompile_hooks: OrderedDict[int, Callable[[], Any]] = OrderedDict()
+    _postcompile_hooks: OrderedDict[int, Callable[[], Any]] = OrderedDict()
+
     def __init__(self, model: torch.nn.Module, options: Options | None = None) -> None:
         self._user_model = model
         self._options = options.clone() if options is not None else Options()
@@ -82,6 +88,14 @@ class PoplarExecutor:
         self.compile_count += 1
 
     def _trace_and_compile(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Executable:
+        for hook in list(PoplarExecutor._precompile_hooks.values()):
+            hook()
+        executable = self._trace_and_compile_now(args, kwargs)
+        for hook in list(PoplarExecutor._postcompile_hooks.values()):
+            hook()
+        return executable
+
+    def _trace_and_compile_now(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Executable:
         micro_args, micro_kwargs = micro_batch_call(Batching.from_options(self._options),
                                                     args, kwargs)
         with meta_memo(self._options._values["executable_cache_dir"]), \
@@ -319,3 +333,26 @@ def load(filename: str | os.PathLike[str],
     executor = PoplarExecutor(model, options)
     executor.loadExecutable(filename)
     return executor
+
+
+def _register_hook(hooks: OrderedDict[int, Callable[[], Any]], hook: Any,
+                   what: str) -> torch.utils.hooks.RemovableHandle:
+    if not callable(hook):
+        raise RuntimeError(f"{what} hook must be callable")
+    handle = torch.utils.hooks.RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    return handle
+
+
+def registerPreCompileHook(hook: Callable[[], Any]  # noqa: N802
+                           ) -> torch.utils.hooks.RemovableHandle:
+    """Registers ``hook`` to be called (without arguments) before each model compiles;
+    ``handle.remove()`` unregisters it."""
+    return _register_hook(PoplarExecutor._precompile_hooks, hook, "Pre-compile")
+
+
+def registerPostCompileHook(hook: Callable[[], Any]  # noqa: N802
+                            ) -> torch.utils.hooks.RemovableHandle:
+    """Registers ``hook`` to be called (without arguments) after each model compiles;
+    ``handle.remove()`` unregisters it."""
+    return _register_hook(PoplarExecutor._postcompile_hooks, hook, "Post-compile")
