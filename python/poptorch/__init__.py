@@ -10,6 +10,7 @@ import atexit
 import torch  # noqa: F401  (the extension needs torch's libraries loaded first)
 
 from . import _C, _meta, enums, errors, experimental  # noqa: F401 (_meta registers shape functions)
+from ._arg_parsers import ICustomArgParser, registerCustomArgParser
 from ._blocks import BeginBlock, Block, BlockFunction, module_repr, removeBlocks
 from ._control_flow import cond, for_loop
 from ._custom_ops import ctc_beam_search_decoder, custom_op, fps, register_custom_op
@@ -104,6 +105,8 @@ __all__ = [
     "setLogLevel",
     "trace",
     "write_bundle",
+    "registerCustomArgParser",
+    "ICustomArgParser",
     "registerPreCompileHook",
     "registerPostCompileHook",
     "register_custom_op",

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import torch
+import torch.utils._pytree as pytree
 
 from ._batching import Batching
 from .enums import DataLoaderMode
@@ -51,19 +52,37 @@ class DataLoader(torch.utils.data.DataLoader):
             raise ArgumentError(f"poptorch.DataLoader: batch_size must be an int >= 1, got {batch_size}")
         self._options = options
         self._mode = mode
+        self._accessor: AsynchronousDataAccessor | None = None
         self._async_options = dict(async_options or {})
         self.batch_size_per_micro_batch = batch_size
         self.combined_batch_size = batch_size * Batching.from_options(options).factor
         if persistent_workers is None:
             persistent_workers = num_workers > 0
-        del rebatched_worker_size  # workers hand out whole combined batches
+        loader_batch = self.combined_batch_size
+        if mode == DataLoaderMode.AsyncRebatched:
+            # Workers load chunks of rebatched_worker_size samples; the accessor joins
+            # them into combined batches.
+            worker = rebatched_worker_size if rebatched_worker_size is not None \
+                else self.combined_batch_size
+            if isinstance(worker, bool) or not isinstance(worker, int) \
+                    or not 1 <= worker <= self.combined_batch_size:
+                raise ArgumentError("poptorch.DataLoader: rebatched_worker_size must be an int "
+                                    f"from 1 to the combined batch size "
+                                    f"{self.combined_batch_size}, got {rebatched_worker_size!r}")
+            loader_batch = worker
+            self._async_options.setdefault("rebatched_size", self.combined_batch_size)
+            self._rebatch_drop_last = drop_last
+            drop_last = False
+        elif rebatched_worker_size is not None:
+            raise ArgumentError("poptorch.DataLoader: rebatched_worker_size only applies to "
+                                "mode=poptorch.DataLoaderMode.AsyncRebatched")
         processes = options.Distributed.numProcesses
         if auto_distributed_partitioning and processes > 1 \
                 and not isinstance(dataset, torch.utils.data.IterableDataset):
             pid = options.Distributed.processId
             share = len(dataset) // processes
             dataset = torch.utils.data.Subset(dataset, range(pid, share * processes, processes))
-        super().__init__(dataset, batch_size=self.combined_batch_size, shuffle=shuffle,
+        super().__init__(dataset, batch_size=loader_batch, shuffle=shuffle,
                          num_workers=num_workers, drop_last=drop_last,
                          persistent_workers=persistent_workers, **kwargs)
 
@@ -74,10 +93,31 @@ class DataLoader(torch.utils.data.DataLoader):
     def __iter__(self) -> Iterator[Any]:
         if self._mode == DataLoaderMode.Sync:
             return super().__iter__()
-        return iter(AsynchronousDataAccessor(_SyncView(self), **self._async_options))
+        # One accessor for every epoch: it preloads the next epoch while the model
+        # finishes this one, and a second reader would share the workers.
+        if self._accessor is None:
+            options = dict(self._async_options)
+            if self._mode == DataLoaderMode.AsyncRebatched:
+                options.setdefault("_drop_last", self._rebatch_drop_last)
+            self._accessor = AsynchronousDataAccessor(_SyncView(self), **options)
+        return iter(self._accessor)
+
+    def __len__(self) -> int:
+        n = super().__len__()
+        if self._mode != DataLoaderMode.AsyncRebatched:
+            return n
+        try:
+            samples = len(self.dataset)  # type: ignore[arg-type]
+        except TypeError:  # an iterable dataset without a length
+            return n
+        whole, rest = divmod(samples, self.combined_batch_size)
+        return whole + (1 if rest and not self._rebatch_drop_last else 0)
 
     def terminate(self) -> None:
-        """PopTorch API: nothing runs in the background between iterations."""
+        """Stops the background reader of the asynchronous modes (the next iteration
+        starts it again)."""
+        if self._accessor is not None:
+            self._accessor.terminate()
 
 
 class _SyncView:
@@ -96,14 +136,47 @@ class _SyncView:
 _END = object()
 
 
+def _rebatch(batches: Iterator[Any], size: int, drop_last: bool) -> Iterator[Any]:
+    """Batches of ``size`` samples made from ``batches`` of any sizes (every tensor in
+    a batch has the samples along dim 0; the structures are torch's collated ones)."""
+    pending: list[Any] = []
+    count = 0
+    for batch in batches:
+        leaves, spec = pytree.tree_flatten(batch)
+        rows = leaves[0].shape[0] if leaves and isinstance(leaves[0], torch.Tensor) else None
+        if rows is None:
+            raise ArgumentError("poptorch: rebatching needs batches of tensors, got "
+                                f"{type(batch).__name__}")
+        pending.append((leaves, spec))
+        count += rows
+        while count >= size:
+            joined = [torch.cat(parts) for parts in zip(*(p[0] for p in pending), strict=True)]
+            yield pytree.tree_unflatten([j[:size] for j in joined], spec)
+            rest = [j[size:] for j in joined]
+            count -= size
+            pending = [(rest, spec)] if count else []
+    if count and not drop_last:
+        joined = [torch.cat(parts) for parts in zip(*(p[0] for p in pending), strict=True)]
+        yield pytree.tree_unflatten(joined, pending[0][1])
+
+
 class AsynchronousDataAccessor:
     """Iterates ``dataset`` (a DataLoader or any iterable) on a background thread,
     keeping up to ``buffer_size`` batches ready."""
 
     def __init__(self, dataset: Any, buffer_size: int = 3, miss_sleep_time_in_ms: float = 0.1,
                  load_indefinitely: bool = True, early_preload: bool = False,
-                 sharing_strategy: Any = None, rebatched_size: int | None = None) -> None:
-        del miss_sleep_time_in_ms, sharing_strategy, rebatched_size  # thread-based: no polling
+                 sharing_strategy: Any = None, rebatched_size: int | None = None,
+                 _drop_last: bool = True) -> None:
+        # A thread, not a process, reads the dataset (its workers, if any, are the
+        # DataLoader's): there is no polling to tune and no shared memory to set up.
+        del miss_sleep_time_in_ms, sharing_strategy
+        if rebatched_size is not None and (isinstance(rebatched_size, bool) or not isinstance(
+                rebatched_size, int) or rebatched_size < 1):
+            raise ArgumentError("poptorch.AsynchronousDataAccessor: rebatched_size must be an "
+                                f"int >= 1, got {rebatched_size!r}")
+        self._rebatched_size = rebatched_size
+        self._drop_last = _drop_last
         if buffer_size < 1:
             raise ArgumentError(f"poptorch.AsynchronousDataAccessor: buffer_size must be >= 1, "
                              f"got {buffer_size}")
@@ -137,7 +210,10 @@ class AsynchronousDataAccessor:
             return False
 
         try:
-            for item in self._dataset:
+            items = iter(self._dataset)
+            if self._rebatched_size is not None:
+                items = _rebatch(items, self._rebatched_size, self._drop_last)
+            for item in items:
                 if not put(item):
                     return
             put(_END)
@@ -149,18 +225,22 @@ class AsynchronousDataAccessor:
             self._start()
         assert self._queue is not None
         q = self._queue
+        finished = False
         try:
             while True:
                 item = q.get()
                 if item is _END:
+                    finished = True
                     break
                 if isinstance(item, BaseException):
                     raise item
                 yield item
         finally:
-            self.terminate()  # an epoch left early leaves its thread behind otherwise
-            if self._load_indefinitely:
-                self._start()  # preload the next epoch while the model finishes this one
+            # An epoch left early (or failed) stops its reader; one read to the end
+            # preloads the next epoch while the model finishes this one.
+            self.terminate()
+            if finished and self._load_indefinitely:
+                self._start()
             else:
                 self._queue = None
 
@@ -168,7 +248,9 @@ class AsynchronousDataAccessor:
         """Stops the background thread."""
         self._stop.set()
         if self._thread is not None:
-            self._thread.join(timeout=5)
+            # The reader stops once the batch it is loading is ready: waiting for it
+            # keeps two readers from sharing the DataLoader's workers.
+            self._thread.join()
         self._thread = None
 
     def __del__(self) -> None:

@@ -29,6 +29,7 @@ import torch
 import torch.utils._pytree as pytree
 
 from . import _C, _blocks, _helpers, errors
+from ._arg_parsers import parser_for
 from ._batching import Batching
 from ._logging import logger
 from .errors import ArgumentError
@@ -385,7 +386,11 @@ def _held_leaves(obj: Any) -> Iterator[tuple[str, Any]]:
 
 def _tensors_held_by(obj: Any) -> list[torch.Tensor]:
     """The tensors an object holds in its attributes, lists, tuples and dicts (a
-    transformers ``Cache``: its layers' keys and values), each once, in a fixed order."""
+    transformers ``Cache``: its layers' keys and values), each once, in a fixed order;
+    for a type with a custom argument parser, those its ``yieldTensors`` yields."""
+    parser = parser_for(obj)
+    if parser is not None:
+        return list(parser.yieldTensors(obj))
     found: dict[int, torch.Tensor] = {}
     for _, x in _held_leaves(obj):
         if isinstance(x, torch.Tensor):
@@ -401,11 +406,17 @@ class _Rebuild:
         # While tracing, unflattening keeps the node (functionalization unwraps its
         # tensors through it); once traced, it makes the object.
         self.live = False
+        self.parser = parser_for(obj)
+        if self.parser is not None:  # the parser makes the object again
+            self.template = obj
+            return
         self.slots = [object() for _ in tensors]
         self.template = copy.deepcopy(obj, {id(t): s for t, s in zip(tensors, self.slots,
                                                                       strict=True)})
 
     def __call__(self, tensors: list[torch.Tensor]) -> Any:
+        if self.parser is not None:
+            return self.parser.reconstruct(self.template, iter(tensors))
         return copy.deepcopy(self.template, {id(s): t for s, t in zip(self.slots, tensors,
                                                                        strict=True)})
 
