@@ -133,6 +133,10 @@ bool Tracer::isTraced(const at::Tensor &t) { return lookup(t) != nullptr; }
 
 void Tracer::setBlock(const std::string &block, int64_t stage, int64_t ipu,
                       int64_t phase, bool backfill) {
+  checkNotInRegion("poptorch.Block",
+                   "starts a block, which a loop body or a branch cannot do "
+                   "(the whole loop or conditional runs in one stage). Start "
+                   "the block before it");
   using poptorch_bridge::AttrValue;
   auto str = [](const std::string &s) {
     AttrValue a;

@@ -231,6 +231,14 @@ def test_what_a_region_cannot_do_is_named():
     assert "computed inside poptorch.for_loop" in msg and "return the tensor from the body" in msg
 
 
+def test_a_block_cannot_start_inside_a_loop():
+    def body(a):
+        with poptorch.Block("inner", ipu_id=1):
+            return [a * 2]
+    msg = compile_error(Fn2(lambda x: poptorch.for_loop(2, body, [x])[0]), torch.ones(3))
+    assert "poptorch.Block at" in msg and "Start the block before it" in msg
+
+
 def test_writing_a_buffer_inside_a_loop_is_refused():
     class M(torch.nn.Module):
         def __init__(self):
