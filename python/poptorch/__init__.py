@@ -9,7 +9,7 @@ import atexit
 
 import torch  # noqa: F401  (the extension needs torch's libraries loaded first)
 
-from . import _C, _meta, enums, errors, experimental  # noqa: F401 (_meta registers shape functions)
+from . import _C, _meta, enums, errors, experimental, optim  # noqa: F401 (_meta registers shape functions)
 from ._arg_parsers import ICustomArgParser, registerCustomArgParser
 from ._blocks import BeginBlock, Block, BlockFunction, module_repr, removeBlocks
 from ._control_flow import cond, for_loop
@@ -42,6 +42,7 @@ from ._poplar_executor import (
     registerPreCompileHook,
 )
 from ._tracing import Executable, TracedGraph, trace
+from ._training import TrainingExecutor, trainingModel
 from .enums import *  # noqa: F403
 from .errors import Error, RecoverableError, UnrecoverableError
 from .execution_strategy import (
@@ -105,6 +106,9 @@ __all__ = [
     "setLogLevel",
     "trace",
     "write_bundle",
+    "TrainingExecutor",
+    "trainingModel",
+    "optim",
     "registerCustomArgParser",
     "ICustomArgParser",
     "registerPreCompileHook",

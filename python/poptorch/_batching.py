@@ -46,11 +46,16 @@ class Batching:
 
     @staticmethod
     def from_options(options: Any) -> Batching:
-        d = options.device_iterations
+        training = options._values.get("training", False)
+        # A training call consumes gradientAccumulation micro-batches per iteration.
+        d = options.device_iterations * (options.Training.gradient_accumulation if training
+                                         else 1)
         r = options.replication_factor
         mode = options._values["output_mode"]
         if mode == OutputMode.Default:
-            mode = OutputMode.All  # PopTorch's default for inference models
+            # PopTorch's defaults: every micro-batch's outputs for inference, the last
+            # one's for training.
+            mode = OutputMode.Final if training else OutputMode.All
         period = {OutputMode.All: 1, OutputMode.Sum: 1, OutputMode.Final: d,
                   OutputMode.EveryN: options._values["output_return_period"]}[mode]
         if d % period != 0:

@@ -1,10 +1,10 @@
 """poptorch.DataLoader and AsynchronousDataAccessor.
 
 PopTorch's DataLoader hands out *combined* batches: ``batch_size`` samples per
-micro-batch times ``deviceIterations x replicationFactor`` micro-batches, which
-is exactly one call of a model compiled with the same options (see
-``_batching``). ``Training.gradientAccumulation`` is not applied: inference
-models do not accumulate (the option is reported as not applicable).
+micro-batch times ``deviceIterations x replicationFactor x gradientAccumulation``
+micro-batches, which is exactly one call of a training model compiled with the same
+options (see ``_batching``); inference models ignore gradientAccumulation, so set it
+to 1 when loading for them.
 
 With ``inputReplicaGrouping`` a combined batch holds ``deviceIterations x
 replicationFactor / input_group_size`` micro-batches. With several processes
@@ -55,7 +55,11 @@ class DataLoader(torch.utils.data.DataLoader):
         self._accessor: AsynchronousDataAccessor | None = None
         self._async_options = dict(async_options or {})
         self.batch_size_per_micro_batch = batch_size
-        self.combined_batch_size = batch_size * Batching.from_options(options).factor
+        factor = Batching.from_options(options).factor
+        if not options._values.get("training", False):
+            # PopTorch's combined batch counts gradient accumulation whatever the model.
+            factor *= options.Training.gradient_accumulation
+        self.combined_batch_size = batch_size * factor
         if persistent_workers is None:
             persistent_workers = num_workers > 0
         loader_batch = self.combined_batch_size

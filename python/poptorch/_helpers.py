@@ -58,13 +58,14 @@ def set_available_memory(tensor: torch.Tensor, available_memory_proportion: floa
 
 
 def identity_loss(x: torch.Tensor, reduction: str) -> torch.Tensor:
-    """PopTorch's identity_loss: ``x`` reduced with "sum", "mean" or "none"."""
-    if reduction == "sum":
-        return x.sum()
-    if reduction == "mean":
-        return x.mean()
-    if reduction == "none":
-        return x
+    """PopTorch's identity_loss: ``x`` reduced with "sum", "mean" or "none"; in a
+    ``trainingModel`` the result is the loss the model is trained on."""
+    from ._training import note_identity_loss
+
+    if reduction in ("sum", "mean", "none"):
+        out = x.sum() if reduction == "sum" else x.mean() if reduction == "mean" else x
+        note_identity_loss(out)
+        return out
     raise ArgumentError(f'poptorch.identity_loss: reduction must be "sum", "mean" or "none", '
                      f"got {reduction!r}")
 
