@@ -351,7 +351,7 @@ void runHostKernel(int64_t n, const intptr_t *words) {
       if (v.isTensorList())
         for (const at::Tensor &t : v.toTensorList().vec())
           values.push_back(t);
-      else
+      else if (v.toTensor().defined()) // (no buffer for an undefined result)
         values.push_back(v.toTensor());
     }
     if (values.size() != k.out.size())
@@ -430,7 +430,9 @@ describeHostKernel(const c10::OperatorHandle &op,
   std::vector<at::ScalarType> out;
   for (const c10::IValue &r : results) {
     std::vector<at::Tensor> tensors;
-    if (r.isTensor() && r.toTensor().defined()) {
+    if (r.isTensor() && !r.toTensor().defined() && written.empty()) {
+      continue; // a result the op does not compute (an output mask's false)
+    } else if (r.isTensor() && r.toTensor().defined()) {
       tensors.push_back(r.toTensor());
     } else if (r.isTensorList() && written.empty()) {
       tensors = r.toTensorList().vec();

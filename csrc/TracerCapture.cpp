@@ -567,6 +567,8 @@ void Tracer::captureOp(const c10::OperatorHandle &op,
   // slice or split piece, an op on an empty input).
   bool resultsEmpty = false;
   for (const c10::IValue &m : metaOut) {
+    if (m.isTensor() && !m.toTensor().defined())
+      continue; // not computed (an output mask's false)
     if (m.isTensorList() || (m.isTensor() && m.toTensor().numel() != 0)) {
       resultsEmpty = false;
       break;
@@ -615,8 +617,10 @@ void Tracer::captureOp(const c10::OperatorHandle &op,
       if (j < ids.size())
         propagateWrite(args[writtenArgs[j]].toTensor(), opName.c_str());
     }
-    // The id of result r: the ids of a tensor list result are consecutive.
-    int64_t shift = 0;
+    // The ids of the results in order: one per defined tensor (those of a
+    // tensor list result are consecutive; an undefined result, the false of
+    // an output mask, has none).
+    size_t next = 0;
     for (size_t r = 0; r < metaOut.size(); ++r) {
       const c10::IValue &m = metaOut[r];
       if (auto i = writtenArgOfReturn(r)) {
@@ -629,14 +633,13 @@ void Tracer::captureOp(const c10::OperatorHandle &op,
         for (size_t k = 0; k < metas.size(); ++k) {
           at::Tensor out = emptyIpu(metas[k].sizes(), metas[k].strides(),
                                     metas[k].scalar_type());
-          bindResult(out, writtenArgs.empty() ? r + shift + k : ids.size());
+          bindResult(out, writtenArgs.empty() ? next++ : ids.size());
           outs.push_back(out);
         }
-        shift += static_cast<int64_t>(metas.size()) - 1;
         stack->push_back(outs);
         continue;
       }
-      if (!m.isTensor()) {
+      if (!m.isTensor() || !m.toTensor().defined()) {
         stack->push_back(m);
         continue;
       }
@@ -646,7 +649,7 @@ void Tracer::captureOp(const c10::OperatorHandle &op,
           viewOut[r].toTensor().sizes() == mt.sizes())
         strides = viewOut[r].toTensor().strides();
       at::Tensor out = emptyIpu(mt.sizes(), strides, mt.scalar_type());
-      bindResult(out, writtenArgs.empty() ? r + shift : ids.size());
+      bindResult(out, writtenArgs.empty() ? next++ : ids.size());
       stack->push_back(out);
     }
   };
@@ -655,7 +658,7 @@ void Tracer::captureOp(const c10::OperatorHandle &op,
   if (resultsEmpty && !valueShapes) {
     std::vector<ValueId> ids;
     for (const c10::IValue &m : metaOut)
-      if (m.isTensor())
+      if (m.isTensor() && m.toTensor().defined())
         ids.push_back(
             builder.addConstant(tensorTypeOf(m.toTensor(), opName), nullptr));
     return pushOutputs(ids, "");
@@ -1045,7 +1048,8 @@ Tracer::emitHostKernelOp(const c10::OperatorHandle &op,
   std::vector<TensorType> types;
   for (const c10::IValue &m : results)
     forEachTensor(m, [&](const at::Tensor &t) {
-      types.push_back(tensorTypeOf(t, opName));
+      if (t.defined())
+        types.push_back(tensorTypeOf(t, opName));
     });
   AttrValue name, text;
   name.kind = text.kind = AttrValue::Str;

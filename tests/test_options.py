@@ -240,18 +240,17 @@ SETTERS: list[Case] = [
     ("enableFloatingPointExceptions=True",
      lambda o: o.Precision.enableFloatingPointExceptions(True), "Precision",
      ("Precision", "floating_point_exceptions"), True, "Precision.enableFloatingPointExceptions"),
-    # -- Training: inference models ignore every one of them, whatever the value
+    # -- Training: honoured by trainingModel (inferenceModel warns about accumulation)
     ("gradientAccumulation", lambda o: o.Training.gradientAccumulation(1), "Training",
-     ("Training", "gradient_accumulation"), 1, "Training.gradientAccumulation"),
+     ("Training", "gradient_accumulation"), 1, None),
     ("accumulationAndReplicationReductionType",
      lambda o: o.Training.accumulationAndReplicationReductionType(ReductionType.Sum), "Training",
-     ("Training", "accumulation_and_replication_reduction_type"), ReductionType.Sum,
-     "Training.accumulationAndReplicationReductionType"),
+     ("Training", "accumulation_and_replication_reduction_type"), ReductionType.Sum, None),
     ("setMeanAccumulationAndReplicationReductionStrategy",
      lambda o: o.Training.setMeanAccumulationAndReplicationReductionStrategy(
          MeanReductionStrategy.Running), "Training",
      ("Training", "mean_accumulation_and_replication_reduction_strategy"),
-     MeanReductionStrategy.Running, "Training.setMeanAccumulationAndReplicationReductionStrategy"),
+     MeanReductionStrategy.Running, None),
     ("setAutomaticLossScaling", lambda o: o.Training.setAutomaticLossScaling(True), "Training",
      ("Training", "automatic_loss_scaling"), True, "Training.setAutomaticLossScaling"),
     ("setConvolutionDithering=False", lambda o: o.Training.setConvolutionDithering(False), "Training",
@@ -545,9 +544,11 @@ def test_clone_is_deep_and_keeps_the_report() -> None:
     with recorded():
         opts = Options().replicationFactor(2)
         opts.Training.gradientAccumulation(8)
+        opts.Training.setAutomaticLossScaling(True)
     other = opts.clone()
     assert other.toDict() == opts.toDict()
     assert other._not_applicable_report() == opts._not_applicable_report()
+    assert "Training.setAutomaticLossScaling" in dict(other._not_applicable_report())
     with recorded():
         other.Training.gradientAccumulation(16)
         other.Precision.enableStochasticRounding(True)
@@ -776,7 +777,7 @@ def test_load_from_file(tmp_path: Path) -> None:
     assert d["Precision"]["partials_type"] == "half"
     assert d["source_location_excludes"] == ["site-packages", "torch"]
     assert d["_Popart"]["outlineThreshold"] == 2.5
-    assert option_warnings(caught) == ["Training.gradientAccumulation", "Precision.setPartialsType",
+    assert option_warnings(caught) == ["Precision.setPartialsType",
                                        '_Popart.set("outlineThreshold")']
 
 
@@ -861,8 +862,6 @@ def _load_seed_config(monkeypatch: pytest.MonkeyPatch) -> Any:
 
 SEED_WARNINGS = [
     "autoRoundNumIPUs",
-    "Training.gradientAccumulation",
-    "Training.accumulationAndReplicationReductionType",
     "Precision.enableStochasticRounding",
     '_Popart.set("autoRecomputation")',
     '_Popart.set("disableGradAccumulationTensorStreams")',

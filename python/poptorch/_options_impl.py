@@ -38,8 +38,8 @@ class NotInEffect:
     reason: str
 
 
-_TRAINING_ONLY = ("it only applies to training, and inference models ignore it (poptorch compiles "
-                  "inference models only: no gradients, optimizer state or weight updates)")
+_TRAINING_ONLY = ("it only applies to the backward pass and the optimizer, which poptorch.trainingModel "
+                  "runs as part of one program with the forward pass")
 _NO_IPU_MODEL = "there is no IPU Model; programs run as native code on the host CPU"
 _HOST_MEMORY = ("all tensors live in host memory; there is no off-chip streaming memory, IO tile or "
                 "replicated tensor sharding")
@@ -99,19 +99,18 @@ NOT_IN_EFFECT: dict[str, NotInEffect] = {
     "Precision.enableFloatingPointExceptions": _na("the host CPU backend follows IEEE semantics "
                                                    "(inf and NaN results) and does not trap"),
     # -- Training
-    "Training.gradientAccumulation": _na(_TRAINING_ONLY),
-    "Training.accumulationAndReplicationReductionType": _na(_TRAINING_ONLY),
-    "Training.setMeanAccumulationAndReplicationReductionStrategy": _na(_TRAINING_ONLY),
-    "Training.setAutomaticLossScaling": _na(_TRAINING_ONLY),
+    "Training.setAutomaticLossScaling": _not_yet("automatic loss scaling is not implemented "
+                                                 "yet; set loss_scaling on the optimizer"),
     "Training.setConvolutionDithering": _na("there are no IPU tiles to spread convolutions over"),
     # -- TensorLocations
-    "TensorLocations.setOptimizerLocation": _na(_TRAINING_ONLY),
-    "TensorLocations.setAccumulatorLocation": _na(_TRAINING_ONLY),
+    "TensorLocations.setOptimizerLocation": _na(_HOST_MEMORY),
+    "TensorLocations.setAccumulatorLocation": _na(_HOST_MEMORY),
     "TensorLocations.setWeightLocation": _na(_HOST_MEMORY),
     "TensorLocations.setActivationLocation": _na(_HOST_MEMORY),
     "TensorLocations.numIOTiles": _na(_HOST_MEMORY),
     # -- Distributed
-    "Distributed.disableAllReduce": _na(_TRAINING_ONLY),
+    "Distributed.disableAllReduce": _not_yet("replicated training is not supported yet, so there is "
+                                             "no all-reduce to disable"),
     # -- Jit
     "Jit.traceModel": _na("models are always captured by dispatch tracing; torch.jit.trace is not "
                           "used"),

@@ -78,6 +78,10 @@ class PoplarExecutor:
         if self._user_model.training:
             logger.warning("poptorch: inferenceModel compiles the model in eval mode")
             self._user_model.eval()
+        accumulation = self._options.Training.gradient_accumulation
+        if accumulation > 1:
+            logger.warning("poptorch: Training.gradientAccumulation(%d) only applies to "
+                           "trainingModel: inferenceModel ignores it", accumulation)
         # The model is traced for one micro-batch: a call's batch holds
         # deviceIterations x replicationFactor of them (see _batching).
         self._check_named_buffers(self._options._values["updatable_named_buffers"])

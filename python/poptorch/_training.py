@@ -24,7 +24,7 @@ model afterwards copies the device's weights back once (``copyWeightsToHost``).
 
 from __future__ import annotations
 
-import copy
+import copyreg
 import threading
 import weakref
 from collections.abc import Callable
@@ -367,10 +367,10 @@ def _synced_class(cls: type) -> type:
 def _reduce_synced(self: torch.nn.Module, protocol: int) -> Any:
     """torch.save / copy of a host-synced module: the plain module, weights current."""
     _sync(self)
-    plain = copy.copy(self)
-    plain.__class__ = type(self).__bases__[0]
-    plain.__dict__.pop("_poptorch_executor", None)
-    return plain.__reduce_ex__(protocol)
+    state = dict(self.__dict__)
+    state.pop("_poptorch_executor", None)
+    # Rebuilt as the model's own class: loading needs no poptorch.
+    return copyreg._reconstructor, (type(self).__bases__[0], object, None), state
 
 
 class TrainingExecutor(PoplarExecutor):

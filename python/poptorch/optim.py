@@ -159,20 +159,17 @@ class Adam(_PoptorchOptimizer, torch.optim.Adam):
                  first_order_momentum_accum_type: Any = None,
                  second_order_momentum_accum_type: Any = None,
                  max_grad_norm: float | None = None) -> None:
-        type(self)._torch_class().__init__(
+        torch.optim.Adam.__init__(
             self, params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
             amsgrad=amsgrad, foreach=foreach, maximize=maximize, capturable=capturable,
-            differentiable=differentiable, fused=fused)
+            differentiable=differentiable, fused=fused,
+            decoupled_weight_decay=self._decoupled)
         self.first_order_momentum_accum_type = _accum("first_order_momentum_accum_type",
                                                       first_order_momentum_accum_type)
         self.second_order_momentum_accum_type = _accum("second_order_momentum_accum_type",
                                                        second_order_momentum_accum_type)
         self._poptorch_init(loss_scaling, max_grad_norm, accum_type,
                             ("lr", "beta1", "beta2", "eps", "weight_decay", "loss_scaling"))
-
-    @classmethod
-    def _torch_class(cls) -> type:
-        return torch.optim.Adam
 
     def _update(self, p, g, state, h, step):
         group = h["_group"]
@@ -215,10 +212,6 @@ class AdamW(Adam):
         self.bias_correction = bool(bias_correction)
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                          amsgrad=amsgrad, **kwargs)
-
-    @classmethod
-    def _torch_class(cls) -> type:
-        return torch.optim.AdamW
 
     def _update(self, p, g, state, h, step):
         if self.bias_correction:

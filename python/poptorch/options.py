@@ -127,7 +127,8 @@ class _PrecisionOptions(_OptionGroup):
 
 
 class _TrainingOptions(_OptionGroup):
-    """Training options (``opts.Training``). Inference models ignore all of them."""
+    """Training options (``opts.Training``), for ``poptorch.trainingModel``; inference
+    models ignore them (``inferenceModel`` warns when gradient accumulation is set)."""
 
     _name = "Training"
 
@@ -139,7 +140,7 @@ class _TrainingOptions(_OptionGroup):
 
     def gradientAccumulation(self, gradient_accumulation: int) -> _TrainingOptions:
         value = expect_int(self._option("gradientAccumulation"), gradient_accumulation, minimum=1)
-        return self._set("gradientAccumulation", "gradient_accumulation", value, in_effect=False)
+        return self._set("gradientAccumulation", "gradient_accumulation", value, in_effect=True)
 
     def accumulationAndReplicationReductionType(self, reduction_type: ReductionType
                                                 ) -> _TrainingOptions:
@@ -147,19 +148,19 @@ class _TrainingOptions(_OptionGroup):
         value = expect_enum(self._option(method), reduction_type, ReductionType,
                             (ReductionType.Sum, ReductionType.Mean))
         return self._set(method, "accumulation_and_replication_reduction_type", value,
-                         in_effect=False)
+                         in_effect=True)
 
     def setMeanAccumulationAndReplicationReductionStrategy(
             self, mean_reduction_strategy: MeanReductionStrategy) -> _TrainingOptions:
         method = "setMeanAccumulationAndReplicationReductionStrategy"
         value = expect_enum(self._option(method), mean_reduction_strategy, MeanReductionStrategy)
         return self._set(method, "mean_accumulation_and_replication_reduction_strategy", value,
-                         in_effect=False)
+                         in_effect=True)
 
     def setAutomaticLossScaling(self, enabled: bool) -> _TrainingOptions:
         enabled = expect_bool(self._option("setAutomaticLossScaling"), enabled)
         return self._set("setAutomaticLossScaling", "automatic_loss_scaling", enabled,
-                         in_effect=False)
+                         in_effect=not enabled)
 
     def setConvolutionDithering(self, enabled: bool) -> _TrainingOptions:
         enabled = expect_bool(self._option("setConvolutionDithering"), enabled)

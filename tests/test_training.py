@@ -1,0 +1,355 @@
+"""poptorch.trainingModel: whole training runs compared step for step with the same
+loop in eager PyTorch on the CPU (losses, outputs and parameters after N steps), for
+every optimizer, gradient accumulation (Mean and Sum) and device iterations; PopTorch's
+weight and optimizer-state semantics; its loss rules and errors."""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import pytest
+import torch
+from conftest import assert_matches
+
+import poptorch
+
+TOL = {"atol": 2e-5, "rtol": 2e-5}
+
+
+class Classifier(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.l1 = torch.nn.Linear(6, 16)
+        self.norm = torch.nn.LayerNorm(16)
+        self.l2 = torch.nn.Linear(16, 4)
+        self.loss = torch.nn.CrossEntropyLoss()
+
+    def forward(self, x, target):
+        logits = self.l2(torch.nn.functional.gelu(self.norm(self.l1(x))))
+        return logits, self.loss(logits, target)
+
+
+def batches(n: int, rows: int = 8, seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    return [(torch.randn(rows, 6, generator=g), torch.randint(0, 4, (rows,), generator=g))
+            for _ in range(n)]
+
+
+def eager_run(model, optimizer, data, accumulation=1, mean=True):
+    """The reference loop: PopTorch's semantics written with torch.optim."""
+    losses, outputs = [], []
+    for start in range(0, len(data), accumulation):
+        optimizer.zero_grad()
+        for x, t in data[start:start + accumulation]:
+            out, loss = model(x, t)
+            (loss / accumulation if mean else loss).backward()
+            losses.append(loss.detach())
+            outputs.append(out.detach())
+        optimizer.step()
+    return losses, outputs
+
+
+def assert_same_parameters(a, b, **tol):
+    for (name, p), (_, q) in zip(a.named_parameters(), b.named_parameters(), strict=True):
+        torch.testing.assert_close(p.detach(), q.detach(), msg=lambda m, n=name: f"{n}: {m}",
+                                   **(tol or TOL))
+
+
+OPTIMIZERS = {
+    "sgd": lambda p: poptorch.optim.SGD(p, lr=0.05),
+    "sgd_momentum": lambda p: poptorch.optim.SGD(p, lr=0.05, momentum=0.9, dampening=0.1,
+                                                 weight_decay=0.01),
+    "sgd_nesterov": lambda p: poptorch.optim.SGD(p, lr=0.05, momentum=0.8, nesterov=True),
+    "adam": lambda p: poptorch.optim.Adam(p, lr=0.01, weight_decay=0.01),
+    "adam_amsgrad": lambda p: poptorch.optim.Adam(p, lr=0.01, amsgrad=True),
+    "adamw": lambda p: poptorch.optim.AdamW(p, lr=0.01, betas=(0.8, 0.99)),
+    "rmsprop": lambda p: poptorch.optim.RMSprop(p, lr=0.01, momentum=0.5),
+    "rmsprop_centered": lambda p: poptorch.optim.RMSprop(p, lr=0.01, centered=True,
+                                                         weight_decay=0.1),
+    "torch_sgd": lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9),
+    "torch_adamw": lambda p: torch.optim.AdamW(p, lr=0.01),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
+def test_training_matches_eager_step_for_step(name):
+    torch.manual_seed(0)
+    model = Classifier()
+    ref = copy.deepcopy(model)
+    make = OPTIMIZERS[name]
+    trained = poptorch.trainingModel(model, optimizer=make(model.parameters()))
+    ref_opt = make(ref.parameters())
+    data = batches(5)
+    ref_losses, ref_outputs = eager_run(ref, ref_opt, data)
+    for (x, t), ref_loss, ref_out in zip(data, ref_losses, ref_outputs, strict=True):
+        out, loss = trained(x, t)
+        assert_matches((out, loss), (ref_out, ref_loss), **TOL)
+    assert trained.compile_count == 1
+    assert_same_parameters(model, ref)
+
+
+def test_parameter_groups_and_frozen_parameters():
+    torch.manual_seed(0)
+    model = Classifier()
+    model.norm.weight.requires_grad_(False)
+    frozen = model.norm.weight.detach().clone()
+    ref = copy.deepcopy(model)
+
+    def groups(m):
+        return [{"params": m.l1.parameters(), "lr": 0.1},
+                {"params": [m.l2.weight, m.l2.bias, m.norm.bias, m.norm.weight],
+                 "momentum": 0.5}]
+    trained = poptorch.trainingModel(model, optimizer=poptorch.optim.SGD(groups(model), lr=0.02))
+    ref_opt = torch.optim.SGD(groups(ref), lr=0.02)
+    data = batches(3)
+    eager_run(ref, ref_opt, data)
+    for x, t in data:
+        trained(x, t)
+    assert_same_parameters(model, ref)
+    assert torch.equal(model.norm.weight, frozen)  # bit-identical
+
+
+@pytest.mark.parametrize("reduction", [poptorch.ReductionType.Mean, poptorch.ReductionType.Sum])
+def test_gradient_accumulation_and_device_iterations(reduction):
+    torch.manual_seed(0)
+    model = Classifier()
+    ref = copy.deepcopy(model)
+    opts = poptorch.Options().deviceIterations(2)
+    opts.Training.gradientAccumulation(3)
+    opts.Training.accumulationAndReplicationReductionType(reduction)
+    opts.outputMode(poptorch.OutputMode.All)
+    trained = poptorch.trainingModel(model, opts, poptorch.optim.Adam(model.parameters(), lr=0.01))
+    ref_opt = torch.optim.Adam(ref.parameters(), lr=0.01)
+    data = batches(12, rows=4)  # two calls of 2 x 3 micro-batches
+    ref_losses, ref_outputs = eager_run(ref, ref_opt, data, accumulation=3,
+                                        mean=reduction == poptorch.ReductionType.Mean)
+    for call in range(2):
+        chunk = data[6 * call:6 * call + 6]
+        out, loss = trained(torch.cat([x for x, _ in chunk]), torch.cat([t for _, t in chunk]))
+        assert_matches(out, torch.cat(ref_outputs[6 * call:6 * call + 6]), **TOL)
+        assert_matches(loss, torch.stack(ref_losses[6 * call:6 * call + 6]), **TOL)
+    assert_same_parameters(model, ref)
+    # 4 updates in all, 2 per call
+    assert int(trained.optimizer.state_dict()["state"][0]["step"]) == 4
+
+
+def test_training_output_mode_is_final_by_default():
+    torch.manual_seed(0)
+    model = Classifier()
+    opts = poptorch.Options().deviceIterations(3)
+    trained = poptorch.trainingModel(model, opts)
+    data = batches(3, rows=2)
+    out, loss = trained(torch.cat([x for x, _ in data]), torch.cat([t for _, t in data]))
+    assert out.shape == (2, 4) and loss.shape == ()
+
+
+def test_set_optimizer_changes_the_learning_rate_without_recompiling():
+    torch.manual_seed(0)
+    model = Classifier()
+    ref = copy.deepcopy(model)
+    opt = poptorch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    trained = poptorch.trainingModel(model, optimizer=opt)
+    ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1, momentum=0.9)
+    schedule = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+    ref_schedule = torch.optim.lr_scheduler.StepLR(ref_opt, step_size=1, gamma=0.5)
+    for x, t in batches(4):
+        trained(x, t)
+        eager_run(ref, ref_opt, [(x, t)])
+        schedule.step()
+        ref_schedule.step()
+        trained.setOptimizer(opt)
+    assert trained.compile_count == 1
+    assert_same_parameters(model, ref)
+
+
+def test_optimizer_state_dict_is_the_device_state():
+    torch.manual_seed(0)
+    model = Classifier()
+    ref = copy.deepcopy(model)
+    trained = poptorch.trainingModel(model, optimizer=poptorch.optim.Adam(model.parameters(),
+                                                                          lr=0.01))
+    ref_opt = torch.optim.Adam(ref.parameters(), lr=0.01)
+    data = batches(3)
+    eager_run(ref, ref_opt, data)
+    for x, t in data:
+        trained(x, t)
+    ours = trained.optimizer.state_dict()["state"]
+    theirs = ref_opt.state_dict()["state"]
+    assert sorted(ours) == sorted(theirs)
+    for k in theirs:
+        for key in ("exp_avg", "exp_avg_sq"):
+            torch.testing.assert_close(ours[k][key], theirs[k][key], **TOL)
+        assert float(ours[k]["step"]) == float(theirs[k]["step"]) == 3
+
+
+def test_lazy_host_sync_and_weight_copies():
+    torch.manual_seed(0)
+    model = Classifier()
+    before = copy.deepcopy(model.state_dict())
+    trained = poptorch.trainingModel(model, optimizer=poptorch.optim.SGD(model.parameters(),
+                                                                         lr=0.5))
+    x, t = batches(1)[0]
+    trained(x, t)
+    # The call wrote nothing on the host ...
+    assert torch.equal(model._parameters_for_test() if hasattr(model, "_parameters_for_test")
+                       else model.__dict__["_modules"]["l1"].__dict__["_parameters"]["weight"],
+                       before["l1.weight"])
+    # ... the first read copies the trained weights back.
+    assert not torch.equal(model.l1.weight, before["l1.weight"])
+    trained_weights = copy.deepcopy(model.state_dict())
+    # An inference model of the same model sees them.
+    inference = poptorch.inferenceModel(model)
+    with torch.no_grad():
+        assert_matches(inference(x, t), model.eval()(x, t))
+    model.train()
+    # copyWeightsToDevice discards what the device trained since.
+    trained(x, t)
+    model.load_state_dict(trained_weights)
+    trained.copyWeightsToDevice()
+    trained.copyWeightsToHost()
+    assert torch.equal(model.l1.weight, trained_weights["l1.weight"])
+
+
+def test_torch_save_of_a_trained_model(tmp_path):
+    torch.manual_seed(0)
+    model = Classifier()
+    trained = poptorch.trainingModel(model)
+    x, t = batches(1)[0]
+    trained(x, t)
+    path = tmp_path / "model.pt"
+    torch.save(model, path)
+    loaded = torch.load(path, weights_only=False)
+    assert type(loaded) is Classifier
+    assert torch.equal(loaded.l1.weight, model.l1.weight)
+
+
+# ---- LAMB: PopTorch's reference formula, written out here
+
+
+def lamb_reference(params, grads, state, lr, b1, b2, eps, wd, step, bias_correction=True,
+                   max_weight_norm=None):
+    out = []
+    for p, g, (m, v) in zip(params, grads, state, strict=True):
+        m.mul_(b1).add_(g, alpha=1 - b1)
+        v.mul_(b2).addcmul_(g, g, value=1 - b2)
+        mh = m / (1 - b1 ** step) if bias_correction else m
+        vh = v / (1 - b2 ** step) if bias_correction else v
+        update = mh / (vh.sqrt() + eps) + wd * p
+        r1 = p.norm().item()
+        if max_weight_norm is not None:
+            r1 = min(r1, max_weight_norm)
+        r2 = update.norm().item()
+        ratio = r1 / r2 if r1 > 0 and r2 > 0 else 1.0
+        out.append(p - lr * ratio * update)
+    return out
+
+
+@pytest.mark.parametrize("bias_correction,max_weight_norm", [(True, None), (False, 0.5)])
+def test_lamb_matches_its_reference(bias_correction, max_weight_norm):
+    torch.manual_seed(0)
+    model = Classifier()
+    ref = copy.deepcopy(model)
+    trained = poptorch.trainingModel(model, optimizer=poptorch.optim.LAMB(
+        model.parameters(), lr=0.01, weight_decay=0.05, bias_correction=bias_correction,
+        max_weight_norm=max_weight_norm))
+    state = [(torch.zeros_like(p), torch.zeros_like(p)) for p in ref.parameters()]
+    for step, (x, t) in enumerate(batches(3), 1):
+        trained(x, t)
+        ref.zero_grad()
+        ref(x, t)[1].backward()
+        with torch.no_grad():
+            params = list(ref.parameters())
+            new = lamb_reference(params, [p.grad for p in params], state, 0.01, 0.9, 0.999,
+                                 1e-8, 0.05, step, bias_correction, max_weight_norm)
+            for p, n in zip(params, new, strict=True):
+                p.copy_(n)
+    assert_same_parameters(model, ref)
+
+
+def test_loss_scaling_and_gradient_clipping():
+    torch.manual_seed(0)
+    model = Classifier()
+    ref = copy.deepcopy(model)
+    trained = poptorch.trainingModel(model, optimizer=poptorch.optim.SGD(
+        model.parameters(), lr=0.5, loss_scaling=128.0, max_grad_norm=0.1))
+    ref_opt = torch.optim.SGD(ref.parameters(), lr=0.5)
+    for x, t in batches(3):
+        trained(x, t)
+        ref_opt.zero_grad()
+        ref(x, t)[1].backward()
+        torch.nn.utils.clip_grad_norm_(ref.parameters(), 0.1)
+        ref_opt.step()
+    assert_same_parameters(model, ref)
+
+
+# ---- losses
+
+
+class IdentityLossModel(torch.nn.Module):
+    def __init__(self, reduction):
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 3)
+        self.reduction = reduction
+
+    def forward(self, x):
+        y = self.lin(x)
+        # two loss terms combined: the identity loss is the one trained on
+        loss = torch.nn.functional.mse_loss(y, x) + y.abs().mean()
+        return y, poptorch.identity_loss(loss * torch.ones(2), self.reduction)
+
+
+@pytest.mark.parametrize("reduction", ["sum", "mean", "none"])
+def test_identity_loss(reduction):
+    torch.manual_seed(0)
+    model = IdentityLossModel(reduction)
+    ref = copy.deepcopy(model)
+    trained = poptorch.trainingModel(model, optimizer=poptorch.optim.SGD(model.parameters(),
+                                                                         lr=0.1))
+    ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1)
+    x = torch.randn(4, 3)
+    for _ in range(2):
+        trained(x)
+        ref_opt.zero_grad()
+        loss = ref(x)[1]
+        (loss if loss.dim() == 0 else loss.sum()).backward()
+        ref_opt.step()
+    assert_same_parameters(model, ref)
+
+
+def test_loss_errors():
+    class NoLoss(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(2, 2)
+
+        def forward(self, x):
+            return self.lin(x).sum()
+
+    class TwoLosses(NoLoss):
+        def forward(self, x):
+            y = self.lin(x)
+            return torch.nn.functional.l1_loss(y, x) + torch.nn.functional.mse_loss(y, x)
+
+    with pytest.raises(poptorch.Error, match="Couldn't find a loss in graph!"):
+        poptorch.trainingModel(NoLoss())(torch.ones(1, 2))
+    with pytest.raises(poptorch.Error, match="Multiple independent losses found in graph"):
+        poptorch.trainingModel(TwoLosses())(torch.ones(1, 2))
+
+
+def test_inputs_requiring_grad_are_detached(caplog):
+    torch.manual_seed(0)
+    model = Classifier()
+    trained = poptorch.trainingModel(model)
+    x, t = batches(1)[0]
+    trained(x.requires_grad_(), t)
+    assert "requires_grad=True" in caplog.text
+
+
+def test_optimizer_errors():
+    model = Classifier()
+    with pytest.raises(poptorch.Error, match="Adagrad is not supported"):
+        poptorch.trainingModel(model, optimizer=torch.optim.Adagrad(model.parameters()))
+    with pytest.raises(poptorch.Error, match="replicationFactor > 1 is not supported"):
+        poptorch.trainingModel(model, poptorch.Options().replicationFactor(2))
+    assert math.isclose(poptorch.optim.SGD(model.parameters(), lr=0.1).loss_scaling, 1.0)
