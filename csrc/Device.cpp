@@ -391,6 +391,37 @@ void ipuFusedSdpChoice(const c10::OperatorHandle &op,
   stack->push_back(c10::IValue(int64_t{0})); // sdp::SDPBackend::math
 }
 
+// Autograd's formula for a convolution on a backend other than CPU/CUDA is
+// convolution_backward_overrideable, whose default kernel throws: it is
+// aten::convolution_backward with the bias gradient's size (the output
+// channels) made explicit.
+void ipuConvolutionBackwardOverrideable(const c10::OperatorHandle &op,
+                                        torch::jit::Stack *stack) {
+  static const c10::OperatorHandle target =
+      c10::Dispatcher::singleton().findSchemaOrThrow(
+          "aten::convolution_backward", "");
+  std::vector<c10::IValue> args =
+      torch::jit::pop(*stack, op.schema().arguments().size());
+  // (grad_output, input, weight, stride, padding, dilation, transposed,
+  //  output_padding, groups, output_mask)
+  const at::Tensor &weight = args[2].toTensor();
+  bool transposed = args[6].toBool();
+  int64_t groups = args[8].toInt();
+  c10::List<bool> mask = args[9].toBoolList();
+  c10::IValue biasSizes;
+  if (mask.get(2))
+    biasSizes = c10::IValue(std::vector<int64_t>{
+        transposed ? weight.size(1) * groups : weight.size(0)});
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (i == 3)
+      stack->push_back(biasSizes);
+    stack->push_back(std::move(args[i]));
+  }
+  if (Tracer *tracer = Tracer::current())
+    return tracer->capture(target, stack);
+  at::native::cpu_fallback(target, stack);
+}
+
 } // namespace
 
 void registerCaptureKernel(torch::Library &m, const char *qualifiedName) {
@@ -446,6 +477,9 @@ TORCH_LIBRARY_IMPL(aten, IPU, m) {
                      &poptorch::ipuListViewCopy>());
   m.impl("_fused_sdp_choice", torch::CppFunction::makeFromBoxedFunction<
                                   &poptorch::ipuFusedSdpChoice>());
+  m.impl("convolution_backward_overrideable",
+         torch::CppFunction::makeFromBoxedFunction<
+             &poptorch::ipuConvolutionBackwardOverrideable>());
   for (const char *name : poptorch::capturedOpNames())
     poptorch::registerCaptureKernel(m, name);
 }

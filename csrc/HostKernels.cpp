@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "HostKernels.h"
 
+#include <omp.h>
+
 #include "bridge/Bridge.h"
 
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -321,8 +323,21 @@ at::Tensor tensorOver(intptr_t rank, intptr_t descriptor, at::ScalarType t) {
   return at::isComplexType(t) ? at::view_as_complex(buffer) : buffer;
 }
 
+namespace {
+/// A program runs inside torch's OpenMP team (TaskRuntime.cpp): a kernel that
+/// opens a parallel region of its own there gets a nested team of one, and
+/// oneDNN's convolution backward waits forever for the threads it planned
+/// with. Host kernels run single-threaded on the thread that calls them.
+struct SingleThreadedKernel {
+  int saved = omp_get_max_threads();
+  SingleThreadedKernel() { omp_set_num_threads(1); }
+  ~SingleThreadedKernel() { omp_set_num_threads(saved); }
+};
+} // namespace
+
 void runHostKernel(int64_t n, const intptr_t *words) {
   std::string name = "a host kernel";
+  SingleThreadedKernel singleThreaded;
   try {
     const char *text = reinterpret_cast<const char *>(
         reinterpret_cast<int64_t *>(words[1])[1]);

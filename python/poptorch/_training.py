@@ -32,6 +32,7 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F  # noqa: N812
+import torch.utils._pytree as pytree
 
 from . import optim
 from ._logging import logger
@@ -180,21 +181,34 @@ class _TrainingStep(torch.nn.Module):
         return out
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
+        from ._tracing import _expose_held_tensors
+
         opt = self._optimizer
         params = dict(self.model.named_parameters())
         trainable = {name: params[name] for members in self._groups for name in members}
+        # The other tensors the forward pass reads are inputs of the differentiated
+        # function too: it may write them (batch norm's running statistics).
+        others = {name: t for name, t in params.items() if name not in trainable}
+        others.update(self.model.named_buffers())
         scaling = opt.loss_scaling
+        rebuilds: list[Any] = []
 
-        def loss_of(weights: dict[str, torch.Tensor]) -> tuple[torch.Tensor, Any]:
+        def loss_of(weights: dict[str, torch.Tensor], rest: dict[str, torch.Tensor]
+                    ) -> tuple[torch.Tensor, Any]:
             with _LossFinder() as finder:
-                out = torch.func.functional_call(self.model, weights, args, kwargs,
-                                                 strict=False)
+                out = torch.func.functional_call(self.model, {**rest, **weights}, args, kwargs)
             loss = finder.loss()
             if loss.dim() > 0:
                 loss = loss.sum()  # reduction "none": the gradient of every element is 1
-            return loss * scaling if scaling != 1.0 else loss, out
+            # Output objects that hold tensors (a transformers cache) pass through the
+            # transform as their tensors, and are made again below.
+            return loss * scaling if scaling != 1.0 else loss, _expose_held_tensors(out, rebuilds)
 
-        grads, out = torch.func.grad(loss_of, has_aux=True)(trainable)
+        grads, out = torch.func.grad(loss_of, has_aux=True)(trainable, others)
+        if rebuilds:
+            for rebuild in rebuilds:
+                rebuild.live = True
+            out = pytree.tree_unflatten(*pytree.tree_flatten(out))
         with torch.no_grad():
             grads = {n: g / scaling if scaling != 1.0 else g for n, g in grads.items()}
             if self._accumulation == 1:

@@ -82,6 +82,21 @@ bool isFree(Operation *op) {
          llvm::all_of(above, freeValue);
 }
 
+/// Ops that read or make buffers (a host kernel's call and the buffers of its
+/// operands and results, made at tensor level by the conversion): outlined,
+/// buffers would cross function boundaries that bufferization treats as
+/// tensor boundaries, so runs never contain them.
+bool touchesBuffers(Operation *op) {
+  auto isBuffer = [](Type t) { return isa<BaseMemRefType>(t); };
+  bool found = llvm::any_of(op->getOperandTypes(), isBuffer) ||
+               llvm::any_of(op->getResultTypes(), isBuffer);
+  op->walk([&](Operation *inner) {
+    found |= llvm::any_of(inner->getOperandTypes(), isBuffer) ||
+             llvm::any_of(inner->getResultTypes(), isBuffer);
+  });
+  return found;
+}
+
 /// The free ops that `v` is computed from, producers first.
 void collectFree(Value v, llvm::SetVector<Operation *> &ops) {
   Operation *def = v.getDefiningOp();
@@ -193,11 +208,14 @@ struct OutlineRepeatsPass
     if (n < 2 * kMinOps)
       return std::nullopt;
     SmallVector<llvm::hash_code> hash;
-    for (Operation *op : seq.ops)
-      hash.push_back(OperationEquivalence::computeHash(
-          op, OperationEquivalence::ignoreHashValue,
-          OperationEquivalence::ignoreHashValue,
-          OperationEquivalence::IgnoreLocations));
+    for (auto [i, op] : llvm::enumerate(seq.ops))
+      hash.push_back(touchesBuffers(op)
+                         // A hash no other op has: no run contains the op.
+                         ? llvm::hash_combine(op, i)
+                         : OperationEquivalence::computeHash(
+                               op, OperationEquivalence::ignoreHashValue,
+                               OperationEquivalence::ignoreHashValue,
+                               OperationEquivalence::IgnoreLocations));
 
     // crossing[c]: values defined before seq[c] and used at or after it.
     SmallVector<int64_t> crossing(n + 2, 0);
