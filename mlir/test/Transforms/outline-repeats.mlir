@@ -57,6 +57,14 @@
 // CHECK-NOT: call
 // CHECK: return
 
+// Layers that pass a tensor through a buffer (a host kernel's call, as the
+// conversion makes it) stay inline: buffers must not cross function
+// boundaries before bufferization.
+
+// CHECK-LABEL: func.func @buffers
+// CHECK-NOT: call @buffers_repeat
+// CHECK: return
+
 func.func @main(%x: tensor<4x8xf32>, %w0: tensor<8x8xf32>, %w1: tensor<8x8xf32>, %w2: tensor<8x8xf32>, %w3: tensor<8x8xf32>, %bias: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<4x8xf32>
@@ -165,4 +173,49 @@ func.func @short(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %c1 = linalg.exp ins(%b1 : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
   %d1 = linalg.add ins(%c1, %b1 : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
   return %d1 : tensor<4x8xf32>
+}
+
+func.func private @host_kernel(memref<4x8xf32>, memref<4x8xf32>)
+
+func.func @buffers(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %bias: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m0 = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%fill : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %a0 = linalg.add ins(%m0, %bias : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %x0 = linalg.exp ins(%a0 : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %s0 = linalg.sub ins(%x0, %a0 : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %in0 = bufferization.to_buffer %s0 : tensor<4x8xf32> to memref<4x8xf32>
+  %out0 = memref.alloc() : memref<4x8xf32>
+  func.call @host_kernel(%in0, %out0) : (memref<4x8xf32>, memref<4x8xf32>) -> ()
+  %k0 = bufferization.to_tensor %out0 restrict : memref<4x8xf32> to tensor<4x8xf32>
+  %d0 = linalg.div ins(%k0, %x0 : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %r0 = linalg.max ins(%d0, %fill : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %n0 = linalg.mul ins(%r0, %bias : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %h0 = linalg.add ins(%n0, %x : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m1 = linalg.matmul ins(%h0, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%fill : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %a1 = linalg.add ins(%m1, %bias : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %x1 = linalg.exp ins(%a1 : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %s1 = linalg.sub ins(%x1, %a1 : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %in1 = bufferization.to_buffer %s1 : tensor<4x8xf32> to memref<4x8xf32>
+  %out1 = memref.alloc() : memref<4x8xf32>
+  func.call @host_kernel(%in1, %out1) : (memref<4x8xf32>, memref<4x8xf32>) -> ()
+  %k1 = bufferization.to_tensor %out1 restrict : memref<4x8xf32> to tensor<4x8xf32>
+  %d1 = linalg.div ins(%k1, %x1 : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %r1 = linalg.max ins(%d1, %fill : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %n1 = linalg.mul ins(%r1, %bias : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %h1 = linalg.add ins(%n1, %h0 : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m2 = linalg.matmul ins(%h1, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%fill : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %a2 = linalg.add ins(%m2, %bias : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %x2 = linalg.exp ins(%a2 : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %s2 = linalg.sub ins(%x2, %a2 : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %in2 = bufferization.to_buffer %s2 : tensor<4x8xf32> to memref<4x8xf32>
+  %out2 = memref.alloc() : memref<4x8xf32>
+  func.call @host_kernel(%in2, %out2) : (memref<4x8xf32>, memref<4x8xf32>) -> ()
+  %k2 = bufferization.to_tensor %out2 restrict : memref<4x8xf32> to tensor<4x8xf32>
+  %d2 = linalg.div ins(%k2, %x2 : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %r2 = linalg.max ins(%d2, %fill : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %n2 = linalg.mul ins(%r2, %bias : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %h2 = linalg.add ins(%n2, %h1 : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %h2 : tensor<4x8xf32>
 }
