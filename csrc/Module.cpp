@@ -10,6 +10,7 @@
 
 #include "llvm/Support/ErrorHandling.h"
 
+#include <torch/csrc/DynamicTypes.h>
 #include <torch/csrc/jit/python/pybind_utils.h>
 #include <torch/extension.h>
 
@@ -274,6 +275,80 @@ PYBIND11_MODULE(_C, m) {
           py::arg("evaluator"),
           "evaluator(module_text, arguments, results): computes values "
           "the model reads while tracing (Tracer::readValue).")
+      .def(
+          "set_decomposer",
+          [](Tracer &t, py::object fn) {
+            if (fn.is_none())
+              return t.setDecomposer(nullptr);
+            std::shared_ptr<py::object> held(new py::object(std::move(fn)),
+                                             [](py::object *o) {
+                                               py::gil_scoped_acquire gil;
+                                               delete o;
+                                             });
+            t.setDecomposer([held](const c10::OperatorHandle &op,
+                                   torch::jit::Stack *stack) -> bool {
+              const c10::FunctionSchema &schema = op.schema();
+              size_t n = schema.arguments().size();
+              // The ops of the decomposition go straight to the device:
+              // below functionalization, autograd and functorch's
+              // transforms, as the op itself came.
+              c10::impl::ExcludeDispatchKeyGuard below(
+                  c10::DispatchKeySet(
+                      {c10::DispatchKey::FuncTorchDynamicLayerFrontMode,
+                       c10::DispatchKey::FuncTorchDynamicLayerBackMode,
+                       c10::DispatchKey::Functionalize,
+                       c10::DispatchKey::ADInplaceOrView}) |
+                  c10::autograd_dispatch_keyset);
+              py::gil_scoped_acquire gil;
+              py::list args;
+              py::dict kwargs;
+              for (size_t i = 0; i < n; ++i) {
+                const c10::IValue &value = (*stack)[stack->size() - n + i];
+                // A dtype argument is an int on the stack: Python wants a
+                // torch.dtype (an int would be read as a device index).
+                c10::TypePtr real = schema.arguments()[i].real_type();
+                if (auto opt = real->cast<c10::OptionalType>())
+                  real = opt->getElementType();
+                py::object v =
+                    value.isInt() &&
+                            real->kind() == c10::TypeKind::ScalarTypeType
+                        ? py::reinterpret_borrow<py::object>(
+                              reinterpret_cast<PyObject *>(torch::getTHPDtype(
+                                  static_cast<at::ScalarType>(value.toInt()))))
+                        : torch::jit::toPyObject(value);
+                if (schema.arguments()[i].kwarg_only())
+                  kwargs[py::str(schema.arguments()[i].name())] = v;
+                else
+                  args.append(v);
+              }
+              py::object r =
+                  (*held)(schema.name(), schema.overload_name(), args, kwargs);
+              if (r.is_none())
+                return false;
+              const auto &returns = schema.returns();
+              std::vector<c10::IValue> results;
+              if (returns.size() == 1) {
+                results.push_back(torch::jit::toIValue(r, returns[0].type()));
+              } else {
+                py::tuple values = r.cast<py::tuple>();
+                if (values.size() != returns.size())
+                  throw std::runtime_error(
+                      "poptorch: the decomposition of " + schema.name() +
+                      " returned " + std::to_string(values.size()) +
+                      " values for " + std::to_string(returns.size()));
+                for (size_t k = 0; k < returns.size(); ++k)
+                  results.push_back(
+                      torch::jit::toIValue(values[k], returns[k].type()));
+              }
+              torch::jit::drop(*stack, n);
+              for (c10::IValue &v : results)
+                stack->push_back(std::move(v));
+              return true;
+            });
+          },
+          py::arg("decomposer"),
+          "decomposer(name, overload, args, kwargs): the results of an op "
+          "without a lowering computed by other ops, or None.")
       .def_property_readonly("guards",
                              [](const Tracer &t) {
                                py::list out;

@@ -231,6 +231,14 @@ public:
   shapesFromValues(const c10::OperatorHandle &op,
                    const std::vector<c10::IValue> &args,
                    const std::string &opName);
+  /// Replaces `op(args)` on the stack by its results computed from other
+  /// ops (a decomposition, which dispatches them to the device and so has
+  /// them captured); false when it has none.
+  using Decomposer =
+      std::function<bool(const c10::OperatorHandle &, torch::jit::Stack *)>;
+  /// Ops without a lowering are offered to `d` before they become host
+  /// kernels (Module.cpp: torch._decomp's decompositions of backward ops).
+  void setDecomposer(Decomposer d) { decomposer = std::move(d); }
   /// Whether ops without a lowering become poptorch.host_kernel (PyTorch's
   /// CPU kernel at run time) instead of unsupported ops.
   void setHostKernels(bool on) { hostKernels = on; }
@@ -464,6 +472,10 @@ private:
   /// @main's arguments (CPU tensors: their values for this trace).
   std::vector<at::Tensor> argValues;
   Evaluator evaluator;
+  Decomposer decomposer;
+  /// The ops being decomposed (a decomposition that calls its own op gets
+  /// the host kernel).
+  std::vector<const c10::OperatorHandle *> decomposing;
   std::vector<Guard> guardList;
   bool hostKernels = true;
   /// Why an op without a lowering could not be a host kernel (for the

@@ -433,6 +433,28 @@ void Tracer::foldOnHost(const c10::OperatorHandle &op,
 
 void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
   const c10::FunctionSchema &schema = op.schema();
+  if (decomposer && !findSpec(schema.operator_name()) &&
+      std::find_if(decomposing.begin(), decomposing.end(),
+                   [&](auto *o) { return *o == op; }) == decomposing.end()) {
+    bool anyTraced = false;
+    for (auto it = stack->end() - schema.arguments().size(); it != stack->end();
+         ++it)
+      forEachTensor(*it,
+                    [&](const at::Tensor &t) { anyTraced |= isTraced(t); });
+    if (anyTraced) {
+      decomposing.push_back(&op);
+      bool done = false;
+      try {
+        done = decomposer(op, stack);
+      } catch (...) {
+        decomposing.pop_back();
+        throw;
+      }
+      decomposing.pop_back();
+      if (done)
+        return;
+    }
+  }
   if (!isViewCopyName(schema.name()) && expandedViews.empty())
     return captureOp(op, stack);
   size_t nargs = schema.arguments().size();

@@ -31,6 +31,7 @@ import torch.utils._pytree as pytree
 from . import _C, _blocks, _helpers, errors
 from ._arg_parsers import parser_for
 from ._batching import Batching
+from ._decompositions import decompose
 from ._logging import logger
 from .errors import ArgumentError
 
@@ -786,6 +787,7 @@ def _trace(model: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any
 
     tracer = _C.Tracer(_source_excludes(source_location_excludes))
     tracer.set_evaluator(_evaluate)
+    tracer.set_decomposer(decompose)
     tracer.set_host_kernels(host_kernels)
     from . import _debug
 
@@ -863,6 +865,7 @@ def _trace(model: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any
         raise error.with_traceback(e.__traceback__) from None
     finally:
         tracer.set_evaluator(None)
+        tracer.set_decomposer(None)
 
     elapsed = time.perf_counter() - start
     logger.info("traced %d ops in %.3f s", tracer.num_ops, elapsed)

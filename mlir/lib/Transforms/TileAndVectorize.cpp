@@ -1148,7 +1148,15 @@ void tileGeneric(RewriterBase &rewriter, linalg::LinalgOp op,
   // 1 except the innermost one, which becomes the vector.
   SmallVector<int64_t> sizes(nLoops, 1);
   int64_t elems = 1;
-  for (int d = nLoops - 1; d >= 0; --d)
+  // A reduction over outer dims that keeps the innermost one (a column sum:
+  // the bias gradient of a linear layer, summed over batch and sequence) is a
+  // loop over the reduced dims, each step adding a row of vectors: kept whole,
+  // it became one vector per reduced element, transposed into place element
+  // by element (8192 extracts for an 8 x 64 x 16 tile).
+  bool outerReduction =
+      iters.back() == utils::IteratorType::parallel &&
+      llvm::is_contained(iters, utils::IteratorType::reduction);
+  for (int d = nLoops - 1; d >= 0 && !outerReduction; --d)
     if (iters[d] == utils::IteratorType::reduction) {
       int64_t extent =
           d == (int)nLoops - 1 ? roundUp(ranges[d], target.lanes) : ranges[d];
@@ -1316,6 +1324,16 @@ void hoistAndLower(func::FuncOp func) {
   func.walk([&](scf::ForOp loop) {
     (void)hoistLoopInvariantSubsets(rewriter, loop);
   });
+  // A reduction over unit dims only (a step of a loop over an outer
+  // reduction, see tileGeneric) is an elementwise combine with its
+  // accumulator: folded first, before the multi-reduction lowering turns it
+  // into one scalar reduction per element.
+  {
+    RewritePatternSet unitReductions(ctx);
+    vector::MultiDimReductionOp::getCanonicalizationPatterns(unitReductions,
+                                                             ctx);
+    (void)applyPatternsGreedily(func, std::move(unitReductions));
+  }
   // Transfer permutation maps are lowered after bufferization (by
   // convert-vector-to-scf), once masks are gone.
   RewritePatternSet patterns(ctx);

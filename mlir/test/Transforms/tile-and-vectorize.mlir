@@ -449,3 +449,27 @@ func.func @gather_one_element(%x: tensor<5xf32>, %i: tensor<i64>) -> tensor<f32>
   } -> tensor<f32>
   return %r : tensor<f32>
 }
+
+// -----
+
+// A reduction over outer dims that keeps the innermost one (a linear layer's
+// bias gradient, summed over batch and sequence) loops over the reduced dims
+// and adds a row of vectors per step; no vector spans the reduced dims.
+// CHECK-LABEL: func.func @column_sum
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: vector.transfer_read {{.*}} : tensor<8x64x256xf32>, vector<1x1x64xf32>
+// CHECK: arith.addf {{.*}} : vector<64xf32>
+// CHECK-NOT: vector<8x64
+// CHECK: return
+func.func @column_sum(%x: tensor<8x64x256xf32>) -> tensor<256xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<256xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%e : tensor<256xf32>) -> tensor<256xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d2)>], iterator_types = ["reduction", "reduction", "parallel"]} ins(%x : tensor<8x64x256xf32>) outs(%fill : tensor<256xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<256xf32>
+  return %r : tensor<256xf32>
+}
