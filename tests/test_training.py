@@ -211,6 +211,21 @@ def test_lazy_host_sync_and_weight_copies():
     assert torch.equal(model.l1.weight, trained_weights["l1.weight"])
 
 
+def test_new_input_shapes_recompile_from_the_trained_weights():
+    torch.manual_seed(0)
+    model = Classifier()
+    ref = copy.deepcopy(model)
+    trained = poptorch.trainingModel(model, optimizer=poptorch.optim.SGD(model.parameters(),
+                                                                         lr=0.1, momentum=0.9))
+    ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1, momentum=0.9)
+    data = batches(2, rows=8) + batches(2, rows=5, seed=1)
+    eager_run(ref, ref_opt, data)
+    for x, t in data:
+        trained(x, t)
+    assert trained.compile_count == 2
+    assert_same_parameters(model, ref)
+
+
 def test_torch_save_of_a_trained_model(tmp_path):
     torch.manual_seed(0)
     model = Classifier()
@@ -353,3 +368,43 @@ def test_optimizer_errors():
     with pytest.raises(poptorch.Error, match="replicationFactor > 1 is not supported"):
         poptorch.trainingModel(model, poptorch.Options().replicationFactor(2))
     assert math.isclose(poptorch.optim.SGD(model.parameters(), lr=0.1).loss_scaling, 1.0)
+
+
+def test_constant_attributes_are_compiled_in():
+    torch.manual_seed(0)
+    model = Classifier()
+    ref = copy.deepcopy(model)
+    opt = poptorch.optim.SGD(model.parameters(), lr=0.1)
+    opt.variable_attrs.markAsConstant("lr")
+    trained = poptorch.trainingModel(model, optimizer=opt)
+    ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1)
+    x, t = batches(1)[0]
+    trained(x, t)
+    assert "state.g0_lr" not in trained.executable.graph.mlir  # baked in
+    opt.param_groups[0]["lr"] = 0.05
+    trained.setOptimizer(opt)  # a constant changed: compiles again
+    trained(x, t)
+    assert trained.compile_count == 2
+    eager_run(ref, ref_opt, [(x, t)])
+    ref_opt.param_groups[0]["lr"] = 0.05
+    eager_run(ref, ref_opt, [(x, t)])
+    assert_same_parameters(model, ref)
+
+
+def test_dropout_trains_with_the_programs_random_numbers():
+    torch.manual_seed(0)
+
+    class WithDropout(Classifier):
+        def forward(self, x, target):
+            logits = self.l2(torch.nn.functional.dropout(self.l1(x), 0.5, self.training))
+            return logits, self.loss(logits, target)
+
+    model = WithDropout()
+    trained = poptorch.trainingModel(model, optimizer=poptorch.optim.SGD(model.parameters(),
+                                                                         lr=0.1))
+    x, t = batches(1)[0]
+    first, _ = trained(x, t)
+    second, _ = trained(x, t)
+    assert torch.isfinite(first).all() and not torch.equal(first, second)
+    # half of the hidden units dropped: some logits change, none is NaN
+    assert model.l1.weight.isfinite().all()

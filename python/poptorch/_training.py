@@ -409,6 +409,7 @@ class TrainingExecutor(PoplarExecutor):
         self._step = _TrainingStep(model, self._optimizer, self._options)
         self._host_dirty = False
         self._syncing = False
+        self._compiled_constants: dict[tuple[int, str], float] = {}
         self._warned_grad_inputs = False
         _HostSync.install(model, self)
 
@@ -427,6 +428,7 @@ class TrainingExecutor(PoplarExecutor):
         from ._tracing import meta_memo, trace
 
         self._sync_host()
+        self._compiled_constants = _constants(self._optimizer)
         micro_args, micro_kwargs = micro_batch_call(Batching.from_options(self._options),
                                                     args, kwargs)
         with meta_memo(self._options._values["executable_cache_dir"]):
@@ -438,14 +440,28 @@ class TrainingExecutor(PoplarExecutor):
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         args, kwargs = self._detach_inputs(args, kwargs)
+        from ._tracing import Signature
+
         with self._lock:
             if self._executable is None:
+                self.compile(*args, **kwargs)
+            elif Signature.of(args, kwargs) != self._signature:
+                logger.warning("poptorch: recompiling the training step because %s",
+                               self._signature.diff(Signature.of(args, kwargs)))
+                self._sync_host()  # the new program starts from the trained weights
                 self.compile(*args, **kwargs)
             elif not self._attached:
                 self.attachToDevice()
             out = self._executable(*args, **kwargs)
             self._host_dirty = True
             return out
+
+    def compileAndExport(self, *args: Any, **kwargs: Any) -> None:  # noqa: N802
+        raise ArgumentError("poptorch: compileAndExport is not supported for training models "
+                            "yet; export an inferenceModel of the trained model")
+
+    def loadExecutable(self, *args: Any, **kwargs: Any) -> None:  # noqa: N802
+        raise ArgumentError("poptorch: loadExecutable is not supported for training models yet")
 
     def _detach_inputs(self, args: tuple[Any, ...], kwargs: dict[str, Any]
                        ) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -502,15 +518,9 @@ class TrainingExecutor(PoplarExecutor):
         if type(new) is not type(old) or len(new.param_groups) != len(old.param_groups):
             raise ArgumentError("poptorch: setOptimizer needs an optimizer of the same type and "
                                 "parameter groups as the model was compiled with")
-        changed_constant = []
-        for g_new, g_old in zip(new.param_groups, old.param_groups, strict=True):
-            for attr, value in new._hyper(g_new).items():
-                if attr == "_group":
-                    continue
-                if old.variable_attrs.isConstant(attr) and value != old._hyper(g_old)[attr]:
-                    changed_constant.append(attr)
-        if new.loss_scaling != old.loss_scaling:
-            changed_constant.append("loss_scaling")
+        compiled = self._compiled_constants
+        changed_constant = [attr for (j, attr), value in _constants(new).items()
+                            if compiled.get((j, attr), value) != value]
         self._sync_host()
         if changed_constant:
             # Constants are compiled in: compile again.
@@ -557,6 +567,16 @@ class TrainingExecutor(PoplarExecutor):
 
     def __repr__(self) -> str:
         return f"TrainingExecutor({self._user_model!r}, compiled={self.isCompiled()})"
+
+
+def _constants(optimizer: optim._PoptorchOptimizer) -> dict[tuple[int, str], float]:
+    """The hyper-parameters compiled into the program: (group, attribute) -> value."""
+    out = {(-1, "loss_scaling"): optimizer.loss_scaling}
+    for j, group in enumerate(optimizer.param_groups):
+        for attr, value in optimizer._hyper(group).items():
+            if attr != "_group" and optimizer.variable_attrs.isConstant(attr):
+                out[(j, attr)] = value
+    return out
 
 
 def trainingModel(model: torch.nn.Module, options: Options | None = None,  # noqa: N802
