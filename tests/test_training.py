@@ -134,6 +134,29 @@ def test_gradient_accumulation_and_device_iterations(reduction):
     assert int(trained.optimizer.state_dict()["state"][0]["step"]) == 4
 
 
+@pytest.mark.parametrize("mode", [poptorch.OutputMode.Final, poptorch.OutputMode.All])
+def test_replicas_reduce_their_gradients(mode):
+    # 2 iterations x 2 accumulated x 2 replicas: each update sees 4 micro-batches.
+    torch.manual_seed(0)
+    model = Classifier()
+    ref = copy.deepcopy(model)
+    opts = poptorch.Options().deviceIterations(2).replicationFactor(2)
+    opts.Training.gradientAccumulation(2)
+    opts.outputMode(mode)
+    trained = poptorch.trainingModel(model, opts, poptorch.optim.SGD(model.parameters(), lr=0.1,
+                                                                     momentum=0.9))
+    ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1, momentum=0.9)
+    data = batches(8, rows=3)  # [iteration][replica] order
+    ref_losses, ref_outputs = eager_run(ref, ref_opt, data, accumulation=4)
+    out, loss = trained(torch.cat([x for x, _ in data]), torch.cat([t for _, t in data]))
+    keep = slice(-2, None) if mode == poptorch.OutputMode.Final else slice(None)
+    assert_matches((out, loss), (torch.cat(ref_outputs[keep]), torch.stack(ref_losses[keep])),
+                   **TOL)
+    assert_same_parameters(model, ref)
+    assert poptorch.DataLoader(opts, torch.utils.data.TensorDataset(torch.zeros(48, 1)),
+                               batch_size=3).combined_batch_size == 24
+
+
 def test_training_output_mode_is_final_by_default():
     torch.manual_seed(0)
     model = Classifier()
@@ -365,8 +388,10 @@ def test_optimizer_errors():
     model = Classifier()
     with pytest.raises(poptorch.Error, match="Adagrad is not supported"):
         poptorch.trainingModel(model, optimizer=torch.optim.Adagrad(model.parameters()))
-    with pytest.raises(poptorch.Error, match="replicationFactor > 1 is not supported"):
-        poptorch.trainingModel(model, poptorch.Options().replicationFactor(2))
+    opts = poptorch.Options().replicationFactor(2)
+    opts.outputMode(poptorch.OutputMode.Sum)
+    with pytest.raises(poptorch.Error, match="outputMode Sum with replicationFactor > 1"):
+        poptorch.trainingModel(model, opts)
     assert math.isclose(poptorch.optim.SGD(model.parameters(), lr=0.1).loss_scaling, 1.0)
 
 

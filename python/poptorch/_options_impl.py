@@ -109,8 +109,9 @@ NOT_IN_EFFECT: dict[str, NotInEffect] = {
     "TensorLocations.setActivationLocation": _na(_HOST_MEMORY),
     "TensorLocations.numIOTiles": _na(_HOST_MEMORY),
     # -- Distributed
-    "Distributed.disableAllReduce": _not_yet("replicated training is not supported yet, so there is "
-                                             "no all-reduce to disable"),
+    "Distributed.disableAllReduce": _not_yet("trainingModel runs the replicas of a step one after "
+                                             "another in one program, which always reduces their "
+                                             "gradients"),
     # -- Jit
     "Jit.traceModel": _na("models are always captured by dispatch tracing; torch.jit.trace is not "
                           "used"),

@@ -37,7 +37,7 @@ import torch.utils._pytree as pytree
 from . import optim
 from ._logging import logger
 from ._poplar_executor import PoplarExecutor
-from .enums import ReductionType
+from .enums import OutputMode, ReductionType
 from .errors import ArgumentError, ArgumentTypeError
 from .options import Options
 
@@ -395,18 +395,15 @@ class TrainingExecutor(PoplarExecutor):
                  optimizer: torch.optim.Optimizer | None) -> None:
         options = options.clone() if options is not None else Options()
         options._values["training"] = True
-        if options.replication_factor > 1:
-            raise ArgumentError("poptorch.trainingModel: replicationFactor > 1 is not supported "
-                                "for training yet (replicas would need to reduce their "
-                                "gradients); use gradientAccumulation for larger batches")
         super().__init__(model, options)
+        self._compile_options = self._replicas_as_accumulation(self._options)
         if optimizer is None:
             optimizer = optim.SGD(model.parameters(), lr=0.01)
         if not isinstance(optimizer, torch.optim.Optimizer):
             raise ArgumentTypeError("poptorch.trainingModel: optimizer must be a torch.optim or "
                                     f"poptorch.optim optimizer, got {type(optimizer).__name__}")
         self._optimizer = optim.convert(optimizer)
-        self._step = _TrainingStep(model, self._optimizer, self._options)
+        self._step = _TrainingStep(model, self._optimizer, self._compile_options)
         self._host_dirty = False
         self._syncing = False
         self._compiled_constants: dict[tuple[int, str], float] = {}
@@ -429,14 +426,14 @@ class TrainingExecutor(PoplarExecutor):
 
         self._sync_host()
         self._compiled_constants = _constants(self._optimizer)
-        micro_args, micro_kwargs = micro_batch_call(Batching.from_options(self._options),
+        micro_args, micro_kwargs = micro_batch_call(Batching.from_options(self._compile_options),
                                                     args, kwargs)
         with meta_memo(self._options._values["executable_cache_dir"]):
             graph = trace(self._step, *micro_args,
                           source_location_excludes=self._options._values[
                               "source_location_excludes"],
                           host_kernels=self._options._values["host_kernels"], **micro_kwargs)
-        return graph.compile(self._options)
+        return graph.compile(self._compile_options)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         args, kwargs = self._detach_inputs(args, kwargs)
@@ -454,6 +451,15 @@ class TrainingExecutor(PoplarExecutor):
                 self.attachToDevice()
             out = self._executable(*args, **kwargs)
             self._host_dirty = True
+            keep = self._compile_options._values.get("final_replicas", 0)
+            if keep:
+                # Final: the last micro-batch of each replica, in replica order.
+                total = (self._compile_options.device_iterations
+                         * self._compile_options.Training.gradient_accumulation)
+                out = pytree.tree_map(
+                    lambda t: t.reshape(total, -1, *t.shape[1:])[-keep:].flatten(0, 1)
+                    if isinstance(t, torch.Tensor) and t.dim() > 0 and t.shape[0] % total == 0
+                    else t, out)
             return out
 
     def compileAndExport(self, *args: Any, **kwargs: Any) -> None:  # noqa: N802
@@ -462,6 +468,34 @@ class TrainingExecutor(PoplarExecutor):
 
     def loadExecutable(self, *args: Any, **kwargs: Any) -> None:  # noqa: N802
         raise ArgumentError("poptorch: loadExecutable is not supported for training models yet")
+
+    @staticmethod
+    def _replicas_as_accumulation(options: Options) -> Options:
+        """The options the step is compiled with. Replicas compute the gradients of their
+        own micro-batches and reduce them before the common update, which is gradient
+        accumulation over ``replicas x gradientAccumulation`` micro-batches: the program
+        runs them one after another (the input layout stays ``[iteration][replica]``).
+        With ``Final`` outputs it returns every micro-batch's and the call keeps the
+        last iteration's of each replica (see ``__call__``)."""
+        replicas = options.replication_factor
+        if replicas == 1:
+            return options
+        if options._values["input_group_size"] not in (None, 1):
+            raise ArgumentError("poptorch.trainingModel: inputReplicaGrouping is not supported "
+                                "for training")
+        mode = options._values["output_mode"]
+        if mode not in (OutputMode.Default, OutputMode.Final, OutputMode.All):
+            raise ArgumentError(f"poptorch.trainingModel: outputMode {mode.name} with "
+                                "replicationFactor > 1 is not supported for training yet; use "
+                                "Final or All")
+        compiled = options.clone()
+        compiled._values["replication_factor"] = 1
+        compiled.Training._values["gradient_accumulation"] = \
+            options.Training.gradient_accumulation * replicas
+        compiled._values["output_mode"] = OutputMode.All
+        compiled._values["final_replicas"] = replicas \
+            if mode in (OutputMode.Default, OutputMode.Final) else 0
+        return compiled
 
     def _detach_inputs(self, args: tuple[Any, ...], kwargs: dict[str, Any]
                        ) -> tuple[tuple[Any, ...], dict[str, Any]]:
