@@ -266,6 +266,11 @@ def gen_docs() -> str:
            "trace time that lists every unsupported op of the model with its source line and "
            "why it cannot be a host kernel (a uint64 result, for example). To add an op, "
            "see `docs/developer.md`.", "",
+           "**Backward ops** (`*_backward`, `*_backward_data`: the ops of a `trainingModel`'s "
+           "gradients) without a row are traced through their decomposition in "
+           "`torch._decomp` when they have one, so the ops it calls are lowered with the rest "
+           "of the program; those without one (`convolution_backward`) run as host kernels.",
+           "",
            "**Complex tensors** (`torch.fft`, `torch.complex`, `x.cfloat()`, `stft`) are held "
            "by the program as their (real, imaginary) pairs, the layout of "
            "`torch.view_as_real`: a `complex64` tensor of shape `[4, 5]` is a "
