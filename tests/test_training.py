@@ -249,6 +249,29 @@ def test_new_input_shapes_recompile_from_the_trained_weights():
     assert_same_parameters(model, ref)
 
 
+def test_a_value_read_while_tracing_recompiles_when_it_changes():
+    torch.manual_seed(0)
+
+    class Gated(Classifier):
+        def forward(self, x, target):
+            logits, loss = super().forward(x, target)
+            if bool(x.sum() > 0):  # read while tracing: a guard
+                loss = loss * 2
+            return logits, loss
+
+    model = Gated()
+    ref = copy.deepcopy(model)
+    trained = poptorch.trainingModel(model, optimizer=poptorch.optim.SGD(model.parameters(),
+                                                                         lr=0.1))
+    ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1)
+    x, t = batches(1)[0]
+    for sign in (1, -1, 1):
+        data = [(sign * x.abs(), t)]
+        trained(*data[0])
+        eager_run(ref, ref_opt, data)
+    assert_same_parameters(model, ref)
+
+
 def test_torch_save_of_a_trained_model(tmp_path):
     torch.manual_seed(0)
     model = Classifier()

@@ -38,7 +38,7 @@ from . import optim
 from ._logging import logger
 from ._poplar_executor import PoplarExecutor
 from .enums import OutputMode, ReductionType
-from .errors import ArgumentError, ArgumentTypeError
+from .errors import ArgumentError, ArgumentTypeError, GuardFailedError
 from .options import Options
 
 # The torch functions whose result is a loss (the nn loss modules call them).
@@ -53,19 +53,38 @@ _LOSS_FUNCTIONS = {
 
 
 class _LossFinder(torch.overrides.TorchFunctionMode):
-    """Records the losses the forward pass computes (see the module's docstring)."""
+    """Finds the loss of the forward pass, as PopTorch finds it in the graph: the result of
+    a torch loss function (the nn loss modules call them) or of ``identity_loss`` is a
+    loss, and so is what is computed from one (``loss * 2``). The model is trained on the
+    loss it returns (else the last one computed); one computed from two independent
+    losses needs ``identity_loss``, as in PopTorch."""
 
     active = threading.local()
 
     def __init__(self) -> None:
         super().__init__()
-        self.losses: list[tuple[str, torch.Tensor]] = []
-        self.identity: list[torch.Tensor] = []
+        self.roots: list[tuple[str, torch.Tensor]] = []  # (how, tensor)
+        # id -> (tensor, the roots it is computed from, creation order)
+        self.derived: dict[int, tuple[torch.Tensor, frozenset[int], int]] = {}
+
+    def _note(self, out: torch.Tensor, roots: frozenset[int]) -> None:
+        self.derived[id(out)] = (out, roots, len(self.derived))
 
     def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         out = func(*args, **(kwargs or {}))
-        if func in _LOSS_FUNCTIONS and isinstance(out, torch.Tensor):
-            self.losses.append((func.__name__, out))
+        if not isinstance(out, torch.Tensor):
+            return out
+        if func in _LOSS_FUNCTIONS:
+            self.roots.append((func.__name__, out))
+            self._note(out, frozenset({len(self.roots) - 1}))
+            return out
+        sources: frozenset[int] = frozenset()
+        for t in pytree.tree_leaves((args, kwargs or {})):
+            entry = self.derived.get(id(t)) if isinstance(t, torch.Tensor) else None
+            if entry is not None and entry[0] is t:
+                sources |= entry[1]
+        if sources:
+            self._note(out, sources)
         return out
 
     def __enter__(self) -> _LossFinder:
@@ -76,32 +95,35 @@ class _LossFinder(torch.overrides.TorchFunctionMode):
         _LossFinder.active.finder = None
         super().__exit__(*exc)
 
-    def loss(self) -> torch.Tensor:
-        if len(self.identity) > 1:
-            raise ArgumentError("poptorch.trainingModel: Multiple independent losses found in "
-                                "graph. Graph must have one final loss. Wrap final graph loss "
-                                "in poptorch.identity_loss. (identity_loss was called "
-                                f"{len(self.identity)} times)")
-        if self.identity:
-            return self.identity[0]
-        if not self.losses:
+    def identity(self, result: torch.Tensor) -> None:
+        """identity_loss's result: one loss, whatever it was computed from."""
+        self.roots.append(("identity_loss", result))
+        self._note(result, frozenset({len(self.roots) - 1}))
+
+    def loss(self, out: Any) -> torch.Tensor:
+        if not self.roots:
             raise ArgumentError("poptorch.trainingModel: Couldn't find a loss in graph! The "
                                 "model must compute its loss with a torch loss function "
                                 "(torch.nn.*Loss, torch.nn.functional.*_loss) or mark it with "
                                 "poptorch.identity_loss(loss, reduction)")
-        if len(self.losses) > 1:
-            names = ", ".join(name for name, _ in self.losses)
+        returned = [self.derived[id(t)] for t in pytree.tree_leaves(out)
+                    if isinstance(t, torch.Tensor) and id(t) in self.derived
+                    and self.derived[id(t)][0] is t]
+        candidates = returned or list(self.derived.values())
+        tensor, roots, _ = max(candidates, key=lambda e: e[2])  # the last computed
+        if len(roots) > 1:
+            names = ", ".join(self.roots[r][0] for r in sorted(roots))
             raise ArgumentError("poptorch.trainingModel: Multiple independent losses found in "
                                 f"graph ({names}). Graph must have one final loss. Wrap final "
                                 "graph loss in poptorch.identity_loss.")
-        return self.losses[0][1]
+        return tensor
 
 
 def note_identity_loss(result: torch.Tensor) -> None:
     """Called by poptorch.identity_loss: ``result`` is the model's loss."""
     finder = getattr(_LossFinder.active, "finder", None)
     if finder is not None:
-        finder.identity.append(result)
+        finder.identity(result)
 
 
 class _TrainingStep(torch.nn.Module):
@@ -197,7 +219,7 @@ class _TrainingStep(torch.nn.Module):
                     ) -> tuple[torch.Tensor, Any]:
             with _LossFinder() as finder:
                 out = torch.func.functional_call(self.model, {**rest, **weights}, args, kwargs)
-            loss = finder.loss()
+            loss = finder.loss(out)
             if loss.dim() > 0:
                 loss = loss.sum()  # reduction "none": the gradient of every element is 1
             # Output objects that hold tensors (a transformers cache) pass through the
@@ -449,7 +471,16 @@ class TrainingExecutor(PoplarExecutor):
                 self.compile(*args, **kwargs)
             elif not self._attached:
                 self.attachToDevice()
-            out = self._executable(*args, **kwargs)
+            try:
+                out = self._executable(*args, **kwargs)
+            except GuardFailedError as failure:
+                # A value the model read while tracing differs: trace the step again
+                # for these inputs, from the weights trained so far.
+                logger.warning("poptorch: recompiling the training step: %s",
+                               failure.guard.describe(failure.observed))
+                self._sync_host()
+                self.compile(*args, **kwargs)
+                out = self._executable(*args, **kwargs)
             self._host_dirty = True
             keep = self._compile_options._values.get("final_replicas", 0)
             if keep:
