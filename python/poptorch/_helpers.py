@@ -70,6 +70,21 @@ def identity_loss(x: torch.Tensor, reduction: str) -> torch.Tensor:
                      f"got {reduction!r}")
 
 
+def _start_index(what: str, start: torch.Tensor | int, device: torch.device,
+                 last: int) -> torch.Tensor:
+    """``start`` (an int, or a 1-element integer tensor the program computes) as a 0-d
+    int64 tensor, clamped to ``[0, last]`` (Poplar's dynamic slices stay in bounds)."""
+    if isinstance(start, torch.Tensor):
+        if start.numel() != 1 or start.dtype.is_floating_point or start.dtype.is_complex \
+                or start.dtype == torch.bool:
+            raise ArgumentError(f"poptorch.{what}: start must be an int or a 1-element integer "
+                                f"tensor, got {start.dtype} with shape {list(start.shape)}")
+        first = start.reshape(()).to(torch.int64)
+    else:
+        first = torch.tensor(int(start), dtype=torch.int64).to(device)
+    return first.clamp(0, last)
+
+
 def dynamic_slice(tensor: torch.Tensor, dim: int, start: torch.Tensor | int, size: int,
                   step: int = 1) -> torch.Tensor:
     """PopTorch's dynamic_slice: ``size`` elements of ``tensor`` along ``dim`` from ``start``
@@ -93,15 +108,7 @@ def dynamic_slice(tensor: torch.Tensor, dim: int, start: torch.Tensor | int, siz
     if span > extent:
         raise ArgumentError(f"poptorch.dynamic_slice: a slice of size {size} with step {step} spans "
                          f"{span} elements, but dimension {dim} has {extent}")
-    if isinstance(start, torch.Tensor):
-        if start.numel() != 1 or start.dtype.is_floating_point or start.dtype.is_complex \
-                or start.dtype == torch.bool:
-            raise ArgumentError("poptorch.dynamic_slice: start must be an int or a 1-element integer "
-                             f"tensor, got {start.dtype} with shape {list(start.shape)}")
-        first = start.reshape(()).to(torch.int64)
-    else:
-        first = torch.tensor(int(start), dtype=torch.int64).to(tensor.device)
-    first = first.clamp(0, extent - span)
+    first = _start_index("dynamic_slice", start, tensor.device, extent - span)
     # Built on the host and moved: a constant of the program.
     offsets = (torch.arange(size, dtype=torch.int64) * step).to(tensor.device)
     index = first + offsets
@@ -134,15 +141,7 @@ def dynamic_update(input: torch.Tensor, src: torch.Tensor, dim: int,  # noqa: A0
                             f"with size {size} along dim {dim} <= {extent}), got {list(src.shape)}")
     if src.dtype != input.dtype:
         raise ArgumentError(f"poptorch.dynamic_update: src is {src.dtype} but input is {input.dtype}")
-    if isinstance(start, torch.Tensor):
-        if start.numel() != 1 or start.dtype.is_floating_point or start.dtype.is_complex \
-                or start.dtype == torch.bool:
-            raise ArgumentError("poptorch.dynamic_update: start must be an int or a 1-element "
-                                f"integer tensor, got {start.dtype} with shape {list(start.shape)}")
-        first = start.reshape(()).to(torch.int64)
-    else:
-        first = torch.tensor(int(start), dtype=torch.int64).to(input.device)
-    first = first.clamp(0, extent - size)
+    first = _start_index("dynamic_update", start, input.device, extent - size)
     index = first + torch.arange(size, dtype=torch.int64).to(input.device)
     return input.index_copy(dim, index, src)
 

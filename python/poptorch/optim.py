@@ -78,6 +78,10 @@ class _PoptorchOptimizer:
         self.accum_type = _accum("accum_type", accum_type)
         self.variable_attrs = VariableAttributes(variable, self._group_attrs + ("loss_scaling",))
 
+    def _momentum_accum_types(self, first: Any, second: Any) -> None:
+        self.first_order_momentum_accum_type = _accum("first_order_momentum_accum_type", first)
+        self.second_order_momentum_accum_type = _accum("second_order_momentum_accum_type", second)
+
     # ---- the traced update
     def _update(self, p: torch.Tensor, g: torch.Tensor, state: dict[str, torch.Tensor],
                 h: dict[str, torch.Tensor], step: torch.Tensor) -> torch.Tensor:
@@ -164,10 +168,8 @@ class Adam(_PoptorchOptimizer, torch.optim.Adam):
             amsgrad=amsgrad, foreach=foreach, maximize=maximize, capturable=capturable,
             differentiable=differentiable, fused=fused,
             decoupled_weight_decay=self._decoupled)
-        self.first_order_momentum_accum_type = _accum("first_order_momentum_accum_type",
-                                                      first_order_momentum_accum_type)
-        self.second_order_momentum_accum_type = _accum("second_order_momentum_accum_type",
-                                                       second_order_momentum_accum_type)
+        self._momentum_accum_types(first_order_momentum_accum_type,
+                                   second_order_momentum_accum_type)
         self._poptorch_init(loss_scaling, max_grad_norm, accum_type,
                             ("lr", "beta1", "beta2", "eps", "weight_decay", "loss_scaling"))
 
@@ -256,10 +258,8 @@ class RMSprop(_PoptorchOptimizer, torch.optim.RMSprop):
                                      centered=centered, capturable=capturable, foreach=foreach,
                                      maximize=maximize, differentiable=differentiable)
         self.use_tf_variant = bool(use_tf_variant)
-        self.first_order_momentum_accum_type = _accum("first_order_momentum_accum_type",
-                                                      first_order_momentum_accum_type)
-        self.second_order_momentum_accum_type = _accum("second_order_momentum_accum_type",
-                                                       second_order_momentum_accum_type)
+        self._momentum_accum_types(first_order_momentum_accum_type,
+                                   second_order_momentum_accum_type)
         self._poptorch_init(loss_scaling, max_grad_norm, accum_type,
                             ("lr", "alpha", "eps", "weight_decay", "momentum", "loss_scaling"))
 
@@ -315,10 +315,8 @@ class LAMB(_PoptorchOptimizer, torch.optim.Optimizer):
         torch.optim.Optimizer.__init__(self, params, dict(
             lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
             bias_correction=bool(bias_correction), max_weight_norm=max_weight_norm))
-        self.first_order_momentum_accum_type = _accum("first_order_momentum_accum_type",
-                                                      first_order_momentum_accum_type)
-        self.second_order_momentum_accum_type = _accum("second_order_momentum_accum_type",
-                                                       second_order_momentum_accum_type)
+        self._momentum_accum_types(first_order_momentum_accum_type,
+                                   second_order_momentum_accum_type)
         self._poptorch_init(loss_scaling, max_grad_norm, accum_type,
                             ("lr", "beta1", "beta2", "eps", "weight_decay", "loss_scaling"))
 
