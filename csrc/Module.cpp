@@ -176,6 +176,16 @@ private:
   std::vector<at::Tensor> state;
 };
 
+/// A Python callable kept by C++ (the tracer's evaluator, its decomposer):
+/// released with the GIL held, whoever drops the last copy.
+std::shared_ptr<py::object> holdPython(py::object fn) {
+  return std::shared_ptr<py::object>(new py::object(std::move(fn)),
+                                     [](py::object *o) {
+                                       py::gil_scoped_acquire gil;
+                                       delete o;
+                                     });
+}
+
 } // namespace
 
 PYBIND11_MODULE(_C, m) {
@@ -259,12 +269,7 @@ PYBIND11_MODULE(_C, m) {
           [](Tracer &t, py::object fn) {
             if (fn.is_none())
               return t.setEvaluator(nullptr);
-            // Released with the GIL held, whoever drops the last copy.
-            std::shared_ptr<py::object> held(new py::object(std::move(fn)),
-                                             [](py::object *o) {
-                                               py::gil_scoped_acquire gil;
-                                               delete o;
-                                             });
+            std::shared_ptr<py::object> held = holdPython(std::move(fn));
             t.setEvaluator([held](const std::string &module,
                                   const std::vector<at::Tensor> &args,
                                   const std::vector<at::Tensor> &results) {
@@ -280,11 +285,7 @@ PYBIND11_MODULE(_C, m) {
           [](Tracer &t, py::object fn) {
             if (fn.is_none())
               return t.setDecomposer(nullptr);
-            std::shared_ptr<py::object> held(new py::object(std::move(fn)),
-                                             [](py::object *o) {
-                                               py::gil_scoped_acquire gil;
-                                               delete o;
-                                             });
+            std::shared_ptr<py::object> held = holdPython(std::move(fn));
             t.setDecomposer([held](const c10::OperatorHandle &op,
                                    torch::jit::Stack *stack) -> bool {
               const c10::FunctionSchema &schema = op.schema();

@@ -434,6 +434,9 @@ private:
   /// Fails with `message` when a region is open (ops whose values or
   /// effects cannot be inside a loop or a branch).
   void checkNotInRegion(const std::string &opName, const std::string &message);
+  /// The innermost open region, which must be a `what` (an internal error
+  /// otherwise: the Python API opens and closes them in pairs).
+  OpenRegion &innermost(const char *what);
   /// Ends the region's tracing: checks that it wrote no argument and
   /// poisons the tensors that hold its values.
   void closeRegion(const OpenRegion &region);

@@ -36,6 +36,13 @@ void Tracer::checkNotInRegion(const std::string &opName,
        "inside " + std::string(regions.back().what) + ": " + message + ".");
 }
 
+Tracer::OpenRegion &Tracer::innermost(const char *what) {
+  if (regions.empty() || std::string(regions.back().what) != what)
+    throw std::runtime_error(std::string(what) + ": it is not the innermost "
+                                                 "open region");
+  return regions.back();
+}
+
 std::vector<at::Tensor>
 Tracer::boundTensors(const std::vector<at::Tensor> &like,
                      const std::vector<ValueId> &ids) {
@@ -134,10 +141,7 @@ Tracer::beginForLoop(const std::vector<at::Tensor> &inputs, int64_t count) {
 
 std::vector<at::Tensor>
 Tracer::endForLoop(const std::vector<at::Tensor> &outputs) {
-  if (regions.empty() ||
-      std::string(regions.back().what) != "poptorch.for_loop")
-    throw std::runtime_error("poptorch.for_loop: no loop is open");
-  OpenRegion region = regions.back();
+  OpenRegion region = innermost("poptorch.for_loop");
   std::vector<ValueId> yields = regionResults(
       outputs, &region.inputs, "poptorch.for_loop's body", "its input");
   std::vector<ValueId> results;
@@ -172,8 +176,7 @@ Tracer::beginIf(const at::Tensor &cond,
 std::vector<at::Tensor>
 Tracer::elseBranch(const std::vector<at::Tensor> &thenOutputs,
                    const std::vector<at::Tensor> &elseInputs) {
-  if (regions.empty() || std::string(regions.back().what) != "poptorch.cond")
-    throw std::runtime_error("poptorch.cond: no conditional is open");
+  innermost("poptorch.cond");
   std::vector<ValueId> yields =
       regionResults(thenOutputs, nullptr, "poptorch.cond's then_body", "");
   try {
@@ -192,9 +195,7 @@ Tracer::elseBranch(const std::vector<at::Tensor> &thenOutputs,
 
 std::vector<at::Tensor>
 Tracer::endIf(const std::vector<at::Tensor> &elseOutputs) {
-  if (regions.empty() || std::string(regions.back().what) != "poptorch.cond")
-    throw std::runtime_error("poptorch.cond: no conditional is open");
-  OpenRegion region = regions.back();
+  OpenRegion region = innermost("poptorch.cond");
   std::vector<ValueId> yields =
       regionResults(elseOutputs, &region.thenOutputs,
                     "poptorch.cond's else_body", "then_body's output");

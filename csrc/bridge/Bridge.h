@@ -135,8 +135,6 @@ public:
   /// Closes the innermost conditional; both branches' yields must have the
   /// same types. Returns its results.
   std::vector<ValueId> endIf(const std::vector<ValueId> &elseYields);
-  /// How many regions are open.
-  size_t regionDepth() const;
   /// The number of values so far: ids at or above it are made later.
   ValueId nextValueId() const;
 

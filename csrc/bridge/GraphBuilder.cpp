@@ -150,6 +150,18 @@ struct GraphBuilder::Impl {
     body = func.addEntryBlock();
   }
 
+  /// Leaves the innermost region (ops go where they went before it, with
+  /// the scalar constants seen there); the ids of `op`'s results.
+  std::vector<ValueId> closeRegion(Operation *op) {
+    body = regions.back().outer;
+    scalars = std::move(regions.back().outerScalars);
+    regions.pop_back();
+    std::vector<ValueId> results;
+    for (Value r : op->getResults())
+      results.push_back(add(r));
+    return results;
+  }
+
   RankedTensorType tensorType(const TensorType &t) {
     return RankedTensorType::get(t.shape, toMlir(&ctx, t.dtype));
   }
@@ -410,13 +422,7 @@ GraphBuilder::endForLoop(const std::vector<ValueId> &yields) {
     if (value.getType() != arg.getType())
       throw CompileError("internal error: loop yield type mismatch");
   setYield(&impl->ctx, loop.getBody(), values);
-  impl->body = impl->regions.back().outer;
-  impl->scalars = std::move(impl->regions.back().outerScalars);
-  impl->regions.pop_back();
-  std::vector<ValueId> results;
-  for (Value r : loop.getResults())
-    results.push_back(impl->add(r));
-  return results;
+  return impl->closeRegion(loop);
 }
 
 void GraphBuilder::beginIf(ValueId cond, const SourceLoc &srcLoc) {
@@ -477,16 +483,8 @@ GraphBuilder::endIf(const std::vector<ValueId> &elseYields) {
   typed.getThenRegion().takeBody(ifOp.getThenRegion());
   typed.getElseRegion().takeBody(ifOp.getElseRegion());
   ifOp->erase();
-  impl->body = impl->regions.back().outer;
-  impl->scalars = std::move(impl->regions.back().outerScalars);
-  impl->regions.pop_back();
-  std::vector<ValueId> results;
-  for (Value r : typed.getResults())
-    results.push_back(impl->add(r));
-  return results;
+  return impl->closeRegion(typed);
 }
-
-size_t GraphBuilder::regionDepth() const { return impl->regions.size(); }
 
 ValueId GraphBuilder::nextValueId() const {
   return static_cast<ValueId>(impl->values.size());

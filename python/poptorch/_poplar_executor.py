@@ -99,16 +99,20 @@ class PoplarExecutor:
             hook()
         return executable
 
+    def _trace_target(self) -> tuple[torch.nn.Module, Options, Any]:
+        """What is traced, the options it is compiled with and its execution strategy."""
+        return self._user_model, self._options, self._options.execution_strategy
+
     def _trace_and_compile_now(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Executable:
-        micro_args, micro_kwargs = micro_batch_call(Batching.from_options(self._options),
-                                                    args, kwargs)
-        with meta_memo(self._options._values["executable_cache_dir"]), \
+        module, options, strategy = self._trace_target()
+        micro_args, micro_kwargs = micro_batch_call(Batching.from_options(options), args, kwargs)
+        with meta_memo(options._values["executable_cache_dir"]), \
                 _class_forward(self._user_model, self):
-            graph = trace(self._user_model, *micro_args,
-                          source_location_excludes=self._options._values["source_location_excludes"],
-                          execution_strategy=self._options.execution_strategy,
-                          host_kernels=self._options._values["host_kernels"], **micro_kwargs)
-        return graph.compile(self._options)
+            graph = trace(module, *micro_args,
+                          source_location_excludes=options._values["source_location_excludes"],
+                          execution_strategy=strategy,
+                          host_kernels=options._values["host_kernels"], **micro_kwargs)
+        return graph.compile(options)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         exe = self._executable

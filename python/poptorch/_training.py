@@ -35,6 +35,7 @@ import torch.nn.functional as F  # noqa: N812
 import torch.utils._pytree as pytree
 
 from . import optim
+from ._control_flow import cond
 from ._logging import logger
 from ._poplar_executor import PoplarExecutor
 from .enums import OutputMode, ReductionType
@@ -77,6 +78,8 @@ class _LossFinder(torch.overrides.TorchFunctionMode):
         if func in _LOSS_FUNCTIONS:
             self.roots.append((func.__name__, out))
             self._note(out, frozenset({len(self.roots) - 1}))
+            return out
+        if not self.derived:  # no loss yet: nothing to follow (most of the forward)
             return out
         sources: frozenset[int] = frozenset()
         for t in pytree.tree_leaves((args, kwargs or {})):
@@ -317,17 +320,10 @@ class _TrainingStep(torch.nn.Module):
             return ([new_w[name] for name in names] + [torch.zeros_like(t) for t in total]
                     + list(st.values()) + new_steps)
 
-        outs = _helpers_cond(count == n, update, inputs)
+        outs = cond(count == n, update, inputs, lambda *xs: list(xs), inputs)
         targets = [weights[name] for name in names] + accums + list(state.values()) + steps
         for target, value in zip(targets, outs, strict=True):
             target.copy_(value)
-
-
-def _helpers_cond(flag: torch.Tensor, then_body: Callable[..., list[torch.Tensor]],
-                  inputs: list[torch.Tensor]) -> list[torch.Tensor]:
-    from ._control_flow import cond
-
-    return cond(flag, then_body, inputs, lambda *xs: list(xs), inputs)
 
 
 def _state_key(param: str, key: str) -> str:
@@ -442,20 +438,14 @@ class TrainingExecutor(PoplarExecutor):
         self._attached = True
         self.compile_count += 1
 
-    def _trace_and_compile_now(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        from ._batching import Batching, micro_batch_call
-        from ._tracing import meta_memo, trace
+    def _trace_target(self) -> tuple[torch.nn.Module, Options, Any]:
+        # The whole step, without an execution strategy (blocks are not staged).
+        return self._step, self._compile_options, None
 
-        self._sync_host()
+    def _trace_and_compile_now(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        self._sync_host()  # the program starts from the weights trained so far
         self._compiled_constants = _constants(self._optimizer)
-        micro_args, micro_kwargs = micro_batch_call(Batching.from_options(self._compile_options),
-                                                    args, kwargs)
-        with meta_memo(self._options._values["executable_cache_dir"]):
-            graph = trace(self._step, *micro_args,
-                          source_location_excludes=self._options._values[
-                              "source_location_excludes"],
-                          host_kernels=self._options._values["host_kernels"], **micro_kwargs)
-        return graph.compile(self._compile_options)
+        return super()._trace_and_compile_now(args, kwargs)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         args, kwargs = self._detach_inputs(args, kwargs)

@@ -68,7 +68,7 @@ class _PoptorchOptimizer:
     _steps = False  # whether the update needs the step count
 
     def _poptorch_init(self, loss_scaling: float | None, max_grad_norm: float | None,
-                       accum_type: Any, variable: Iterable[str]) -> None:
+                       accum_type: Any) -> None:
         self.loss_scaling = 1.0 if loss_scaling is None else float(loss_scaling)
         if self.loss_scaling <= 0:
             raise ArgumentError(f"poptorch.optim: loss_scaling must be > 0, got {loss_scaling}")
@@ -76,7 +76,8 @@ class _PoptorchOptimizer:
         if self.max_grad_norm is not None and self.max_grad_norm <= 0:
             raise ArgumentError(f"poptorch.optim: max_grad_norm must be > 0, got {max_grad_norm}")
         self.accum_type = _accum("accum_type", accum_type)
-        self.variable_attrs = VariableAttributes(variable, self._group_attrs + ("loss_scaling",))
+        attrs = self._group_attrs + ("loss_scaling",)
+        self.variable_attrs = VariableAttributes(attrs, attrs)  # all variable at first
 
     def _momentum_accum_types(self, first: Any, second: Any) -> None:
         self.first_order_momentum_accum_type = _accum("first_order_momentum_accum_type", first)
@@ -127,8 +128,7 @@ class SGD(_PoptorchOptimizer, torch.optim.SGD):
         self.velocity_scaling = 1.0 if velocity_scaling is None else float(velocity_scaling)
         self.use_combined_accum = use_combined_accum
         self.velocity_accum_type = _accum("velocity_accum_type", velocity_accum_type)
-        self._poptorch_init(loss_scaling, max_grad_norm, accum_type,
-                            ("lr", "momentum", "dampening", "weight_decay", "loss_scaling"))
+        self._poptorch_init(loss_scaling, max_grad_norm, accum_type)
 
     def _update(self, p, g, state, h, step):
         group = h["_group"]
@@ -154,6 +154,7 @@ class Adam(_PoptorchOptimizer, torch.optim.Adam):
     _state_names = ("exp_avg", "exp_avg_sq")
     _steps = True
     _decoupled = False
+    bias_correction = True  # AdamW(bias_correction=False) drops the corrections
 
     def __init__(self, params: Any, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0.0, amsgrad: bool = False,
@@ -170,8 +171,7 @@ class Adam(_PoptorchOptimizer, torch.optim.Adam):
             decoupled_weight_decay=self._decoupled)
         self._momentum_accum_types(first_order_momentum_accum_type,
                                    second_order_momentum_accum_type)
-        self._poptorch_init(loss_scaling, max_grad_norm, accum_type,
-                            ("lr", "beta1", "beta2", "eps", "weight_decay", "loss_scaling"))
+        self._poptorch_init(loss_scaling, max_grad_norm, accum_type)
 
     def _update(self, p, g, state, h, step):
         group = h["_group"]
@@ -184,14 +184,16 @@ class Adam(_PoptorchOptimizer, torch.optim.Adam):
         m, v = state["exp_avg"], state["exp_avg_sq"]
         m.copy_(h["beta1"] * m + (1 - h["beta1"]) * g)
         v.copy_(h["beta2"] * v + (1 - h["beta2"]) * g * g)
-        stepf = step.to(p.dtype)
-        correction1 = 1 - h["beta1"] ** stepf
-        correction2 = 1 - h["beta2"] ** stepf
         second = v
         if group["amsgrad"]:
             vmax = state["max_exp_avg_sq"]
             vmax.copy_(torch.maximum(vmax, v))
             second = vmax
+        if not self.bias_correction:
+            return p - h["lr"] * m / (second.sqrt() + h["eps"])
+        stepf = step.to(p.dtype)
+        correction1 = 1 - h["beta1"] ** stepf
+        correction2 = 1 - h["beta2"] ** stepf
         denom = second.sqrt() / correction2.sqrt() + h["eps"]
         return p - (h["lr"] / correction1) * m / denom
 
@@ -214,22 +216,6 @@ class AdamW(Adam):
         self.bias_correction = bool(bias_correction)
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                          amsgrad=amsgrad, **kwargs)
-
-    def _update(self, p, g, state, h, step):
-        if self.bias_correction:
-            return super()._update(p, g, state, h, step)
-        group = h["_group"]
-        if group["maximize"]:
-            g = -g
-        p = p * (1 - h["lr"] * h["weight_decay"])
-        m, v = state["exp_avg"], state["exp_avg_sq"]
-        m.copy_(h["beta1"] * m + (1 - h["beta1"]) * g)
-        v.copy_(h["beta2"] * v + (1 - h["beta2"]) * g * g)
-        second = v
-        if group["amsgrad"]:
-            state["max_exp_avg_sq"].copy_(torch.maximum(state["max_exp_avg_sq"], v))
-            second = state["max_exp_avg_sq"]
-        return p - h["lr"] * m / (second.sqrt() + h["eps"])
 
     def step(self, closure: Any = None) -> Any:
         if not self.bias_correction:
@@ -260,8 +246,7 @@ class RMSprop(_PoptorchOptimizer, torch.optim.RMSprop):
         self.use_tf_variant = bool(use_tf_variant)
         self._momentum_accum_types(first_order_momentum_accum_type,
                                    second_order_momentum_accum_type)
-        self._poptorch_init(loss_scaling, max_grad_norm, accum_type,
-                            ("lr", "alpha", "eps", "weight_decay", "momentum", "loss_scaling"))
+        self._poptorch_init(loss_scaling, max_grad_norm, accum_type)
 
     def _update(self, p, g, state, h, step):
         group = h["_group"]
@@ -317,8 +302,7 @@ class LAMB(_PoptorchOptimizer, torch.optim.Optimizer):
             bias_correction=bool(bias_correction), max_weight_norm=max_weight_norm))
         self._momentum_accum_types(first_order_momentum_accum_type,
                                    second_order_momentum_accum_type)
-        self._poptorch_init(loss_scaling, max_grad_norm, accum_type,
-                            ("lr", "beta1", "beta2", "eps", "weight_decay", "loss_scaling"))
+        self._poptorch_init(loss_scaling, max_grad_norm, accum_type)
 
     def _update(self, p, g, state, h, step):
         group = h["_group"]
