@@ -368,9 +368,6 @@ PYBIND11_MODULE(_C, m) {
       .def("set_host_kernels", &Tracer::setHostKernels, py::arg("on"))
       .def("push_name_scope", &Tracer::pushNameScope, py::arg("name"))
       .def("pop_name_scope", &Tracer::popNameScope)
-      .def_readonly("ignored_effects", &Tracer::ignoredEffects,
-                    "(op, location, what) of eager effects the program does "
-                    "not have")
       .def_property_readonly(
           "host_kernel_ops",
           [](const Tracer &t) {

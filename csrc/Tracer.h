@@ -162,9 +162,6 @@ public:
     if (!nameScopes.empty())
       nameScopes.pop_back();
   }
-  /// Effects of eager ops that the program does not have: (op, location,
-  /// what), for the user's warning.
-  std::vector<std::tuple<std::string, std::string, std::string>> ignoredEffects;
   /// Ops with a lowering that refused the model's arguments, run as host
   /// kernels instead: op name -> why.
   const std::map<std::string, std::string> &loweringRefused() const {

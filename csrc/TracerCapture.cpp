@@ -431,9 +431,25 @@ void Tracer::foldOnHost(const c10::OperatorHandle &op,
   }
 }
 
+/// Ops that are decomposed although the op table lowers them: calls whose
+/// effects the lowering does not reproduce. Batch normalisation in training
+/// mode writes the running statistics in place (which its schema does not
+/// declare) and returns the saved statistics the backward reads; its
+/// decomposition does both with captured ops.
+static bool decomposedDespiteLowering(const c10::FunctionSchema &schema,
+                                      const torch::jit::Stack &stack) {
+  if (schema.name() != "aten::native_batch_norm")
+    return false;
+  const c10::IValue &training =
+      stack[stack.size() - schema.arguments().size() + 5];
+  return training.isBool() && training.toBool();
+}
+
 void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
   const c10::FunctionSchema &schema = op.schema();
-  if (decomposer && !findSpec(schema.operator_name()) &&
+  if (decomposer &&
+      (!findSpec(schema.operator_name()) ||
+       decomposedDespiteLowering(schema, *stack)) &&
       std::find_if(decomposing.begin(), decomposing.end(),
                    [&](auto *o) { return *o == op; }) == decomposing.end()) {
     bool anyTraced = false;
@@ -747,16 +763,6 @@ void Tracer::captureOp(const c10::OperatorHandle &op,
     return pushOutputs({}, poison);
   }
 
-  if (schema.name() == "aten::native_batch_norm" && args[5].toBool() &&
-      args[3].isTensor() && args[3].toTensor().defined())
-    // Eager updates the running statistics in place, which the op's schema
-    // does not declare: functionalization cannot see that write.
-    ignoredEffects.push_back(
-        {opName, describe(loc),
-         "batch normalisation in training mode (training=True) does not "
-         "update the running statistics here; eager PyTorch does. Use "
-         "model.eval() (inferenceModel does), or update them outside the "
-         "model"});
   if (schema.name() == "aten::cat") {
     // Tensors with no elements add nothing: torch.cat's legacy rule skips
     // 1-D ones whatever the rank of the others (the empty cache tensor that

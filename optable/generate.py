@@ -268,8 +268,11 @@ def gen_docs() -> str:
            "see `docs/developer.md`.", "",
            "**Backward ops** (`*_backward`, `*_backward_data`: the ops of a `trainingModel`'s "
            "gradients) without a row are traced through their decomposition in "
-           "`torch._decomp` when they have one, so the ops it calls are lowered with the rest "
-           "of the program; those without one (`convolution_backward`) run as host kernels.",
+           "`torch._decomp` when they have one (`convolution_backward` of a 1-D or 2-D "
+           "convolution: ours, made of convolutions, `im2col` and matmuls), so the ops it "
+           "calls are lowered with the rest of the program; those without one run as host "
+           "kernels. `native_batch_norm` in training mode is decomposed too: eager writes its "
+           "running statistics in place, which its schema does not declare.",
            "",
            "**Complex tensors** (`torch.fft`, `torch.complex`, `x.cfloat()`, `stft`) are held "
            "by the program as their (real, imaginary) pairs, the layout of "

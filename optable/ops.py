@@ -675,8 +675,8 @@ ATEN: list[Aten] = [
          {"input": T("input"), "weight": OptT("weight"), "bias": OptT("bias"),
           "mean": OptT("running_mean"), "var": OptT("running_var"), "training": B("training"),
           "eps": F("eps")},
-         note="inference only (running statistics); the saved statistics, where the model "
-              "uses them, come from the CPU kernel (a host kernel)"),
+         note="inference (running statistics); in training mode it is decomposed (batch "
+              "statistics, the saved statistics and the running statistics' update)"),
     Aten("_native_batch_norm_legit_no_training", "batch_norm",
          {"input": T("input"), "weight": OptT("weight"), "bias": OptT("bias"),
           "mean": T("running_mean"), "var": T("running_var"), "eps": F("eps")},

@@ -456,3 +456,78 @@ def test_dropout_trains_with_the_programs_random_numbers():
     assert torch.isfinite(first).all() and not torch.equal(first, second)
     # half of the hidden units dropped: some logits change, none is NaN
     assert model.l1.weight.isfinite().all()
+
+
+class ConvNet(torch.nn.Module):
+    """Two convolutions (the second's input gradient reaches the first) with batch
+    norm between them, in training mode."""
+
+    def __init__(self, nd, groups, stride, padding, dilation, track_running_stats=True):
+        super().__init__()
+        conv = {1: torch.nn.Conv1d, 2: torch.nn.Conv2d, 3: torch.nn.Conv3d}[nd]
+        norm = {1: torch.nn.BatchNorm1d, 2: torch.nn.BatchNorm2d, 3: torch.nn.BatchNorm3d}[nd]
+        self.c1 = conv(4, 8, 3, stride=stride, padding=padding, dilation=dilation,
+                       groups=groups)
+        self.bn = norm(8, momentum=0.2, track_running_stats=track_running_stats)
+        self.c2 = conv(8, 4, 2, stride=stride, padding=padding, groups=groups, bias=False)
+        self.head = torch.nn.LazyLinear(3)
+
+    def forward(self, x, target):
+        h = self.c2(torch.relu(self.bn(self.c1(x))))
+        return torch.nn.functional.cross_entropy(self.head(h.flatten(1)), target)
+
+
+@pytest.mark.parametrize("nd,groups,stride,padding,dilation,shape", [
+    (2, 1, 1, 1, 1, (3, 4, 9, 8)),
+    (2, 2, 2, 1, 1, (3, 4, 11, 9)),    # grouped, strided: odd sizes leave a remainder
+    (2, 4, 1, 0, 2, (3, 4, 10, 10)),   # depthwise-like, dilated
+    (2, 1, 3, 2, 1, (2, 4, 13, 12)),
+    (1, 1, 2, 3, 1, (3, 4, 17)),       # padding past the kernel: the transposed form
+    (1, 2, 1, 2, 2, (3, 4, 15)),
+    (3, 1, 1, 1, 1, (2, 4, 5, 5, 4)),  # 3-D: the host kernel
+], ids=["2d", "2d-grouped-strided", "2d-depthwise-dilated", "2d-stride3",
+        "1d-wide-padding", "1d-grouped-dilated", "3d"])
+def test_convolution_and_batch_norm_training(nd, groups, stride, padding, dilation, shape):
+    torch.manual_seed(0)
+    x, target = torch.randn(shape), torch.tensor([0, 2, 1][:shape[0]])
+    model = ConvNet(nd, groups, stride, padding, dilation)
+    model(x, target)  # materialises the lazy head
+    ref = copy.deepcopy(model)
+    trained = poptorch.trainingModel(model, optimizer=poptorch.optim.SGD(model.parameters(),
+                                                                         lr=0.1, momentum=0.9))
+    ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1, momentum=0.9)
+    for _ in range(3):
+        loss = trained(x, target)
+        ref_opt.zero_grad()
+        ref_loss = ref(x, target)
+        ref_loss.backward()
+        ref_opt.step()
+        torch.testing.assert_close(loss, ref_loss.detach(), **TOL)
+    assert_same_parameters(model, ref, atol=1e-5, rtol=1e-4)
+    for (name, b), c in zip(model.named_buffers(), ref.buffers(), strict=True):
+        torch.testing.assert_close(b, c, msg=lambda m, n=name: f"{n}: {m}", atol=1e-5,
+                                   rtol=1e-4)
+    hosted = {r["name"] for r in trained.executable.graph.op_log
+              if r["status"] == "host_kernel"}
+    # Convolution gradients are convolutions and matmuls up to 2-D; batch norm in
+    # training mode is decomposed (its saved statistics and running statistics too).
+    assert hosted == ({"aten::convolution_backward"} if nd == 3 else set()), hosted
+
+
+def test_batch_norm_without_running_statistics_trains():
+    torch.manual_seed(0)
+    x, target = torch.randn(3, 4, 8, 8), torch.tensor([0, 2, 1])
+    model = ConvNet(2, 1, 1, 1, 1, track_running_stats=False)
+    model(x, target)
+    ref = copy.deepcopy(model)
+    trained = poptorch.trainingModel(model, optimizer=poptorch.optim.SGD(model.parameters(),
+                                                                         lr=0.1))
+    ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1)
+    for _ in range(2):
+        loss = trained(x, target)
+        ref_opt.zero_grad()
+        ref_loss = ref(x, target)
+        ref_loss.backward()
+        ref_opt.step()
+        torch.testing.assert_close(loss, ref_loss.detach(), **TOL)
+    assert_same_parameters(model, ref, atol=1e-5, rtol=1e-4)

@@ -7,6 +7,12 @@ decompositions (``torch._decomp``): the ops a decomposition calls reach the devi
 and are captured like any other, so they are lowered, fused and outlined with the rest
 of the program instead of each being a call out of it. An op without a decomposition,
 or whose decomposition calls it again, still runs as a host kernel.
+
+Some decompositions are ours: a convolution's backward (torch has none) is made of
+convolutions, ``im2col`` and matmuls. Batch normalisation in training mode is
+decomposed although it has a lowering (``Tracer::capture`` asks for it): eager
+writes the running statistics in place, which the op's schema does not declare, and
+the decomposition's writes into them are captured like any other write.
 """
 
 from __future__ import annotations
@@ -17,9 +23,73 @@ import torch
 from torch._decomp import decomposition_table
 
 
+aten = torch.ops.aten
+
+
 def _decomposed(name: str) -> bool:
     base = name.split("::", 1)[-1]
-    return base.endswith("_backward") or base.endswith("_backward_data")
+    return (base.endswith("_backward") or base.endswith("_backward_data")
+            or base == "native_batch_norm")
+
+
+def _per_dim(values: list[int], n: int) -> list[int]:
+    return list(values) * n if len(values) == 1 else list(values)
+
+
+def _convolution_backward(grad_output: torch.Tensor, input: torch.Tensor,
+                          weight: torch.Tensor, bias_sizes: Any, stride: list[int],
+                          padding: list[int], dilation: list[int], transposed: bool,
+                          output_padding: list[int], groups: int, output_mask: list[bool]
+                          ) -> tuple[torch.Tensor | None, ...] | None:
+    """The gradients of a regular 1-D or 2-D convolution (any stride, padding,
+    dilation and groups) from ops the compiler lowers; None for the others."""
+    nd = input.dim() - 2
+    if transposed or nd not in (1, 2):
+        return None
+    stride, padding, dilation = (_per_dim(v, nd) for v in (stride, padding, dilation))
+    kernel = list(weight.shape[2:])
+    cout, cig = weight.shape[0], weight.shape[1]
+    cog = cout // groups
+    grad_input = grad_weight = grad_bias = None
+    if output_mask[0]:
+        flipped_padding = [d * (k - 1) - p for d, k, p in zip(dilation, kernel, padding)]
+        if all(s == 1 for s in stride) and min(flipped_padding) >= 0:
+            # A stride-1 convolution's input gradient is a convolution of the output
+            # gradient with the flipped kernel, in and out channels swapped per group.
+            w = weight.reshape(groups, cog, cig, *kernel).transpose(1, 2)
+            w = aten.flip(w.reshape(groups * cig, cog, *kernel), list(range(2, nd + 2)))
+            grad_input = aten.convolution(grad_output, w, None, [1] * nd, flipped_padding,
+                                          dilation, False, [0] * nd, groups)
+        else:
+            # The transposed convolution, with the output padding that gives back the
+            # input's size.
+            extra = [i - ((o - 1) * s - 2 * p + d * (k - 1) + 1) for i, o, s, p, d, k in zip(
+                input.shape[2:], grad_output.shape[2:], stride, padding, dilation, kernel)]
+            grad_input = aten.convolution(grad_output, weight, None, stride, padding,
+                                          dilation, True, extra, groups)
+    if output_mask[1]:
+        # One matmul per group over the im2col columns of the input: the kernel
+        # gradient of output channel c is sum over (batch, position) of
+        # grad_output[c] * the input window there.
+        x = input
+        k2, s2, p2, d2 = kernel, stride, padding, dilation
+        if nd == 1:
+            x = input.unsqueeze(2)
+            k2, s2, p2, d2 = [1, *kernel], [1, *stride], [0, *padding], [1, *dilation]
+        n = input.shape[0]
+        cols = aten.im2col(x, k2, d2, p2, s2)  # (N, Cin * K, L)
+        length = cols.shape[-1]
+        go = grad_output.reshape(n, groups, cog, length).permute(1, 2, 0, 3)
+        go = go.reshape(groups, cog, n * length)
+        cols = cols.reshape(n, groups, cols.shape[1] // groups, length).permute(1, 2, 0, 3)
+        cols = cols.reshape(groups, cols.shape[1], n * length)
+        grad_weight = aten.bmm(go, cols.transpose(1, 2)).reshape(weight.shape)
+    if output_mask[2]:
+        grad_bias = grad_output.sum([0, *range(2, nd + 2)])
+    return grad_input, grad_weight, grad_bias
+
+
+_OWN = {aten.convolution_backward.default: _convolution_backward}
 
 
 def decompose(name: str, overload: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -48,7 +118,7 @@ def decompose(name: str, overload: str, args: list[Any], kwargs: dict[str, Any])
                     target.resize_(v.shape)
                 target.copy_(v)
         return targets[0] if len(targets) == 1 else tuple(targets)
-    fn = decomposition_table.get(op)
+    fn = _OWN.get(op) or decomposition_table.get(op)
     if fn is None:
         return None
     with torch._C.DisableTorchFunction():

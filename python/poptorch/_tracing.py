@@ -889,8 +889,6 @@ def _trace(model: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any
     for g in graph.guards:
         logger.info("poptorch: the program is specialised on %s", g.describe())
     _warn_host_kernels(tracer)
-    for op, where, what in tracer.ignored_effects:
-        logger.warning("poptorch: %s at %s: %s", op, where, what)
     graph.blocks = session.placements
     _debug.graph_traced(graph, model, tracer)
     return graph

@@ -377,7 +377,9 @@ func.func @panel_matmul_accumulator_from_fill(%x: tensor<16x64xf32>, %w: tensor<
 // CHECK: scf.for %{{.*}} = %c0 to %c3
 // CHECK: scf.for %{{.*}} = %c0 to %c6
 // CHECK: vector.transfer_read {{.*}} : tensor<3x6x8x18x1xi64>, vector<1x1x8x18x1xi64>
-// CHECK: vector.reduction <add>, %{{.*}} : vector<144xi64> into i64
+// CHECK: arith.addi {{.*}} : vector<18x1xi64>
+// CHECK: vector.reduction <add>, %{{.*}} : vector<16xi64> into i64
+// CHECK: vector.reduction <add>, %{{.*}} : vector<2xi64> into i64
 func.func @reduce_ending_in_unit_dim(%x: tensor<3x6x8x18x1xi64>) -> tensor<i64> {
   %c0 = arith.constant 0 : i64
   %e = tensor.empty() : tensor<i64>
@@ -472,4 +474,53 @@ func.func @column_sum(%x: tensor<8x64x256xf32>) -> tensor<256xf32> {
     linalg.yield %s : f32
   } -> tensor<256xf32>
   return %r : tensor<256xf32>
+}
+
+// -----
+
+// A per-channel sum over batch and pixels (a convolution's bias gradient,
+// batch norm's statistics): one channel per step, its 8 x 16 x 16 tile
+// combined row by row into one register and summed once, not flattened into
+// a 2048-wide vector.
+// CHECK-LABEL: func.func @per_channel_sum
+// CHECK-NOT: vector<2048xf32>
+// CHECK: vector.transfer_read {{.*}} : tensor<8x64x16x16xf32>, vector<8x1x16x16xf32>
+// CHECK: arith.addf {{.*}} : vector<1x16x16xf32>
+// CHECK: arith.addf {{.*}} : vector<16xf32>
+// CHECK: vector.reduction <add>, %{{.*}} : vector<16xf32> into f32
+// CHECK-NOT: vector<2048xf32>
+func.func @per_channel_sum(%x: tensor<8x64x16x16xf32>) -> tensor<64xf32> {
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64xf32>
+  %init = linalg.fill ins(%c0 : f32) outs(%e : tensor<64xf32>) -> tensor<64xf32>
+  %r = linalg.reduce ins(%x : tensor<8x64x16x16xf32>) outs(%init : tensor<64xf32>) dimensions = [0, 2, 3]
+    (%in: f32, %acc: f32) {
+      %s = arith.addf %in, %acc : f32
+      linalg.yield %s : f32
+    }
+  return %r : tensor<64xf32>
+}
+
+// -----
+
+// A row sum wider than a register (softmax over 1000 classes): register-wide
+// chunks added elementwise, one horizontal sum of a register and one of the
+// 8-element tail.
+// CHECK-LABEL: func.func @wide_row_sum
+// CHECK-NOT: vector.reduction <add>, %{{.*}} : vector<1000xf32>
+// CHECK: vector.extract_strided_slice {{.*}} sizes = [16]{{.*}} : vector<1000xf32> to vector<16xf32>
+// CHECK: arith.addf {{.*}} : vector<16xf32>
+// CHECK: vector.reduction <add>, %{{.*}} : vector<16xf32> into f32
+// CHECK: vector.extract_strided_slice %{{.*}} {offsets = [992], sizes = [8]
+// CHECK: vector.reduction <add>, %{{.*}} : vector<8xf32> into f32
+func.func @wide_row_sum(%x: tensor<8x1000xf32>) -> tensor<8xf32> {
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8xf32>
+  %init = linalg.fill ins(%c0 : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %r = linalg.reduce ins(%x : tensor<8x1000xf32>) outs(%init : tensor<8xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %s = arith.addf %in, %acc : f32
+      linalg.yield %s : f32
+    }
+  return %r : tensor<8xf32>
 }
