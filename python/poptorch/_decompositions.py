@@ -22,7 +22,6 @@ from typing import Any
 import torch
 from torch._decomp import decomposition_table
 
-
 aten = torch.ops.aten
 
 
@@ -52,7 +51,7 @@ def _convolution_backward(grad_output: torch.Tensor, input: torch.Tensor,
     cog = cout // groups
     grad_input = grad_weight = grad_bias = None
     if output_mask[0]:
-        flipped_padding = [d * (k - 1) - p for d, k, p in zip(dilation, kernel, padding)]
+        flipped_padding = [d * (k - 1) - p for d, k, p in zip(dilation, kernel, padding, strict=True)]
         if all(s == 1 for s in stride) and min(flipped_padding) >= 0:
             # A stride-1 convolution's input gradient is a convolution of the output
             # gradient with the flipped kernel, in and out channels swapped per group.
@@ -64,7 +63,8 @@ def _convolution_backward(grad_output: torch.Tensor, input: torch.Tensor,
             # The transposed convolution, with the output padding that gives back the
             # input's size.
             extra = [i - ((o - 1) * s - 2 * p + d * (k - 1) + 1) for i, o, s, p, d, k in zip(
-                input.shape[2:], grad_output.shape[2:], stride, padding, dilation, kernel)]
+                input.shape[2:], grad_output.shape[2:], stride, padding, dilation, kernel,
+                strict=True)]
             grad_input = aten.convolution(grad_output, weight, None, stride, padding,
                                           dilation, True, extra, groups)
     if output_mask[1]:
