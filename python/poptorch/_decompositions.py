@@ -80,10 +80,18 @@ def _convolution_backward(grad_output: torch.Tensor, input: torch.Tensor,
         cols = aten.im2col(x, k2, d2, p2, s2)  # (N, Cin * K, L)
         length = cols.shape[-1]
         go = grad_output.reshape(n, groups, cog, length).permute(1, 2, 0, 3)
-        go = go.reshape(groups, cog, n * length)
+        go = go.reshape(groups, cog, n * length)  # (G, Cout / G, N * L)
         cols = cols.reshape(n, groups, cols.shape[1] // groups, length).permute(1, 2, 0, 3)
-        cols = cols.reshape(groups, cols.shape[1], n * length)
-        grad_weight = aten.bmm(go, cols.transpose(1, 2)).reshape(weight.shape)
+        cols = cols.reshape(groups, cols.shape[1], n * length)  # (G, Cin / G * K, N * L)
+        # The matmul reads its right operand row by row, so one of the three is
+        # transposed in memory: the columns (go @ cols^T), or the output gradient and
+        # the result ((cols @ go^T)^T), whichever moves fewer elements (the columns
+        # of early layers' many positions; the kernel of late layers' many channels).
+        if cols.shape[1] * n * length <= cog * (n * length + cols.shape[1]):
+            grad_weight = aten.bmm(go, cols.transpose(1, 2))
+        else:
+            grad_weight = aten.bmm(cols, go.transpose(1, 2)).transpose(1, 2).contiguous()
+        grad_weight = grad_weight.reshape(weight.shape)
     if output_mask[2]:
         grad_bias = grad_output.sum([0, *range(2, nd + 2)])
     return grad_input, grad_weight, grad_bias
