@@ -524,3 +524,25 @@ func.func @wide_row_sum(%x: tensor<8x1000xf32>) -> tensor<8xf32> {
     }
   return %r : tensor<8xf32>
 }
+
+// -----
+
+// A row longer than the vector budget (a vocabulary of 50257 words) is
+// reduced in chunks of 16 registers and a peeled partial chunk, not element by
+// element.
+// CHECK-LABEL: func.func @long_row_max
+// CHECK: scf.for %{{.*}} = %c0 to %c50176 step %c256
+// CHECK: vector.transfer_read {{.*}} : tensor<4x50257xf32>, vector<4x256xf32>
+// CHECK: vector.reduction <maxnumf>, %{{.*}} : vector<16xf32> into f32
+// CHECK: vector.transfer_read {{.*}} : tensor<4x50257xf32>, vector<4x81xf32>
+func.func @long_row_max(%x: tensor<4x50257xf32>) -> tensor<4xf32> {
+  %c0 = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %init = linalg.fill ins(%c0 : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %r = linalg.reduce ins(%x : tensor<4x50257xf32>) outs(%init : tensor<4xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %s = arith.maxnumf %in, %acc : f32
+      linalg.yield %s : f32
+    }
+  return %r : tensor<4xf32>
+}
