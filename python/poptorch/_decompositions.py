@@ -55,8 +55,11 @@ def _convolution_backward(grad_output: torch.Tensor, input: torch.Tensor,
         if all(s == 1 for s in stride) and min(flipped_padding) >= 0:
             # A stride-1 convolution's input gradient is a convolution of the output
             # gradient with the flipped kernel, in and out channels swapped per group.
-            w = weight.reshape(groups, cog, cig, *kernel).transpose(1, 2)
-            w = aten.flip(w.reshape(groups * cig, cog, *kernel), list(range(2, nd + 2)))
+            # (No reshapes around the transpose without groups: the transpose, the flip
+            # and the convolution's own weight layout then fuse into one copy.)
+            w = weight.transpose(0, 1) if groups == 1 else weight.reshape(
+                groups, cog, cig, *kernel).transpose(1, 2).reshape(groups * cig, cog, *kernel)
+            w = aten.flip(w, list(range(2, nd + 2)))
             grad_input = aten.convolution(grad_output, w, None, [1] * nd, flipped_padding,
                                           dilation, False, [0] * nd, groups)
         else:
