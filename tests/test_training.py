@@ -344,6 +344,98 @@ def test_loss_scaling_and_gradient_clipping():
     assert_same_parameters(model, ref)
 
 
+def test_a_new_loss_scale_needs_no_recompilation():
+    torch.manual_seed(0)
+    model = Classifier()
+    ref = copy.deepcopy(model)
+    opt = poptorch.optim.SGD(model.parameters(), lr=0.5, loss_scaling=64.0)
+    trained = poptorch.trainingModel(model, optimizer=opt)
+    ref_opt = torch.optim.SGD(ref.parameters(), lr=0.5)
+    for i, (x, t) in enumerate(batches(3)):
+        trained(x, t)
+        eager_run(ref, ref_opt, [(x, t)])
+        opt.loss_scaling = 2.0 ** (i + 3)
+        trained.setOptimizer(opt)
+    assert trained.compile_count == 1
+    assert_same_parameters(model, ref)
+    # Marked constant, it is compiled in: a new value recompiles.
+    opt = poptorch.optim.SGD(model.parameters(), lr=0.5, loss_scaling=8.0)
+    opt.variable_attrs.markAsConstant("loss_scaling")
+    trained = poptorch.trainingModel(model, optimizer=opt)
+    for scale in (8.0, 16.0):
+        opt.loss_scaling = scale
+        trained.setOptimizer(opt)
+        x, t = batches(1, seed=int(scale))[0]
+        trained(x, t)
+        eager_run(ref, ref_opt, [(x, t)])
+    assert trained.compile_count == 2
+    assert_same_parameters(model, ref)
+
+
+class HalfRegression(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 2).half()
+
+    def forward(self, x, target):
+        return torch.nn.functional.mse_loss(self.lin(x).float(), target)
+
+
+def test_automatic_loss_scaling():
+    # The reference: PopART's rule written out on eager float16 gradients (the
+    # proportion of scaled gradients from 1/8 of float16's largest value halves the
+    # scale above 1e-7, else it doubles; within [1, 2**15]), then SGD on the
+    # unscaled gradients.
+    torch.manual_seed(0)
+    model = HalfRegression()
+    ref = copy.deepcopy(model)
+    opts = poptorch.Options()
+    opts.Training.setAutomaticLossScaling(True)
+    trained = poptorch.trainingModel(model, opts, optimizer=poptorch.optim.SGD(
+        model.parameters(), lr=0.01, loss_scaling=512.0))
+    scale, scales = 512.0, []
+    edge = 0.125 * torch.finfo(torch.float16).max
+    g = torch.Generator().manual_seed(1)
+    for step in range(6):
+        # Large targets in the middle steps: scaled gradients overflow the bin edge.
+        size = 30.0 if step in (2, 3) else 0.1
+        x = torch.randn(8, 4, generator=g).half()
+        target = size * torch.randn(8, 2, generator=g)
+        trained(x, target)
+        ref.zero_grad()
+        (torch.nn.functional.mse_loss(ref.lin(x).float(), target) * scale).backward()
+        grads = [p.grad for p in ref.parameters()]
+        upper = sum(int(((q.abs() >= edge) | ~torch.isfinite(q)).sum()) for q in grads)
+        total = sum(q.numel() for q in grads)
+        new_scale = min(max(scale * (0.5 if upper > 1e-7 * total else 2.0), 1.0), 2.0 ** 15)
+        with torch.no_grad():
+            for p, q in zip(ref.parameters(), grads, strict=True):
+                p -= 0.01 * (q.float() / scale).half()
+        scale = new_scale
+        scales.append(scale)
+        assert trained.optimizer.loss_scaling == scale, (step, scales)
+    assert 0.5 * max(scales) in scales and trained.compile_count == 1  # both directions
+    assert_same_parameters(model, ref, atol=2e-3, rtol=2e-3)
+
+
+def test_automatic_loss_scaling_without_float16_gradients_says_so(caplog):
+    import logging
+
+    opts = poptorch.Options()
+    opts.Training.setAutomaticLossScaling(True)
+    model = Classifier()
+    trained = poptorch.trainingModel(model, opts, optimizer=poptorch.optim.SGD(
+        model.parameters(), lr=0.1, loss_scaling=4.0))
+    with caplog.at_level(logging.WARNING, logger="poptorch"):
+        trained(*batches(1)[0])
+    assert "has no float16 gradients" in caplog.text
+    assert trained.optimizer.loss_scaling == 4.0
+    opt = poptorch.optim.SGD(model.parameters(), lr=0.1)
+    opt.variable_attrs.markAsConstant("loss_scaling")
+    with pytest.raises(poptorch.Error, match="cannot be marked constant"):
+        poptorch.trainingModel(model, opts, optimizer=opt)
+
+
 # ---- losses
 
 

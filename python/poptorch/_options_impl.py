@@ -99,8 +99,6 @@ NOT_IN_EFFECT: dict[str, NotInEffect] = {
     "Precision.enableFloatingPointExceptions": _na("the host CPU backend follows IEEE semantics "
                                                    "(inf and NaN results) and does not trap"),
     # -- Training
-    "Training.setAutomaticLossScaling": _not_yet("automatic loss scaling is not implemented "
-                                                 "yet; set loss_scaling on the optimizer"),
     "Training.setConvolutionDithering": _na("there are no IPU tiles to spread convolutions over"),
     # -- TensorLocations
     "TensorLocations.setOptimizerLocation": _na(_HOST_MEMORY),

@@ -139,6 +139,11 @@ class _TrainingStep(torch.nn.Module):
         self.state = torch.nn.Module()  # the optimizer's state and hyper-parameters
         self._optimizer = optimizer
         self._accumulation = options.Training.gradient_accumulation
+        self._automatic_loss_scaling = bool(options.Training.automatic_loss_scaling)
+        if self._automatic_loss_scaling and optimizer.variable_attrs.isConstant("loss_scaling"):
+            raise ArgumentError("poptorch.trainingModel: automatic loss scaling changes the "
+                                "loss scale while training: loss_scaling cannot be marked "
+                                "constant (optimizer.variable_attrs.markAsVariable)")
         self._mean = options.Training.accumulation_and_replication_reduction_type \
             == ReductionType.Mean
         names = {id(p): n for n, p in model.named_parameters()}
@@ -178,6 +183,8 @@ class _TrainingStep(torch.nn.Module):
                     buffers[_state_key(name, "grad_accum")] = torch.zeros_like(p)
         if self._accumulation > 1:
             buffers["micro_batch"] = torch.tensor(0)
+        if not opt.variable_attrs.isConstant("loss_scaling"):
+            buffers["loss_scaling"] = torch.tensor(opt.loss_scaling, dtype=torch.float32)
         for key, value in buffers.items():
             self.state.register_buffer(key, value)
         self.bind_optimizer_state()
@@ -203,6 +210,8 @@ class _TrainingStep(torch.nn.Module):
             for attr, value in self._optimizer._hyper(group).items():
                 if attr != "_group" and not self._optimizer.variable_attrs.isConstant(attr):
                     out[f"g{j}_{attr}"] = value
+        if not self._optimizer.variable_attrs.isConstant("loss_scaling"):
+            out["loss_scaling"] = self._optimizer.loss_scaling
         return out
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
@@ -215,7 +224,12 @@ class _TrainingStep(torch.nn.Module):
         # function too: it may write them (batch norm's running statistics).
         others = {name: t for name, t in params.items() if name not in trainable}
         others.update(self.model.named_buffers())
-        scaling = opt.loss_scaling
+        # A variable loss scale is a tensor of the program (setOptimizer changes it
+        # without recompiling; automatic loss scaling updates it); a constant one is
+        # compiled in, and 1.0 then costs nothing.
+        scaling: Any = (opt.loss_scaling if opt.variable_attrs.isConstant("loss_scaling")
+                        else self.state.loss_scaling)
+        unit = isinstance(scaling, float) and scaling == 1.0
         rebuilds: list[Any] = []
 
         def loss_of(weights: dict[str, torch.Tensor], rest: dict[str, torch.Tensor]
@@ -227,7 +241,7 @@ class _TrainingStep(torch.nn.Module):
                 loss = loss.sum()  # reduction "none": the gradient of every element is 1
             # Output objects that hold tensors (a transformers cache) pass through the
             # transform as their tensors, and are made again below.
-            return loss * scaling if scaling != 1.0 else loss, _expose_held_tensors(out, rebuilds)
+            return loss if unit else loss * scaling, _expose_held_tensors(out, rebuilds)
 
         grads, out = torch.func.grad(loss_of, has_aux=True)(trainable, others)
         if rebuilds:
@@ -235,12 +249,34 @@ class _TrainingStep(torch.nn.Module):
                 rebuild.live = True
             out = pytree.tree_unflatten(*pytree.tree_flatten(out))
         with torch.no_grad():
-            grads = {n: g / scaling if scaling != 1.0 else g for n, g in grads.items()}
+            scaled = grads
+            grads = {n: g if unit else g / scaling for n, g in grads.items()}
+            if self._automatic_loss_scaling:  # after the gradients read this step's scale
+                self._update_loss_scale(scaled)
             if self._accumulation == 1:
                 self._apply(grads, trainable)
             else:
                 self._accumulate_then_apply(grads, trainable)
         return out
+
+    def _update_loss_scale(self, grads: dict[str, torch.Tensor]) -> None:
+        """Automatic loss scaling, after PopART's: of the scaled float16 gradients, the
+        proportion in the upper bin of a two-bin histogram (magnitudes from 1/8 of the
+        largest float16, or not finite) halves the loss scale when it is above 1e-7 and
+        doubles it otherwise, kept within [1, 2**15]. Gradients of other dtypes do not
+        underflow and are not counted (a model without float16 ones keeps its scale)."""
+        half = [g for g in grads.values() if g.dtype == torch.float16]
+        if not half:
+            logger.warning("poptorch: Training.setAutomaticLossScaling has no effect on this "
+                           "model: it has no float16 gradients (the loss scale stays %s)",
+                           self._optimizer.loss_scaling)
+            return
+        edge = 0.125 * torch.finfo(torch.float16).max
+        upper = sum(((g.abs() >= edge) | ~torch.isfinite(g)).sum() for g in half)
+        total = sum(g.numel() for g in half)
+        scale = self.state.loss_scaling
+        factor = torch.where(upper > 1e-7 * total, 0.5, 2.0)
+        scale.copy_((scale * factor).clamp(1.0, 2.0 ** 15))
 
     def _clip(self, grads: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         limit = self._optimizer.max_grad_norm
@@ -618,6 +654,9 @@ class TrainingExecutor(PoplarExecutor):
     @property
     def optimizer(self) -> torch.optim.Optimizer:
         self._sync_host()
+        if self._step._automatic_loss_scaling and self._executable is not None:
+            # The loss scale the program has reached.
+            self._optimizer.loss_scaling = float(self._step.state.loss_scaling)
         return self._optimizer
 
     def __repr__(self) -> str:
@@ -626,7 +665,9 @@ class TrainingExecutor(PoplarExecutor):
 
 def _constants(optimizer: optim._PoptorchOptimizer) -> dict[tuple[int, str], float]:
     """The hyper-parameters compiled into the program: (group, attribute) -> value."""
-    out = {(-1, "loss_scaling"): optimizer.loss_scaling}
+    out = {}
+    if optimizer.variable_attrs.isConstant("loss_scaling"):
+        out[(-1, "loss_scaling")] = optimizer.loss_scaling
     for j, group in enumerate(optimizer.param_groups):
         for attr, value in optimizer._hyper(group).items():
             if attr != "_group" and optimizer.variable_attrs.isConstant(attr):

@@ -160,7 +160,7 @@ class _TrainingOptions(_OptionGroup):
     def setAutomaticLossScaling(self, enabled: bool) -> _TrainingOptions:
         enabled = expect_bool(self._option("setAutomaticLossScaling"), enabled)
         return self._set("setAutomaticLossScaling", "automatic_loss_scaling", enabled,
-                         in_effect=not enabled)
+                         in_effect=True)
 
     def setConvolutionDithering(self, enabled: bool) -> _TrainingOptions:
         enabled = expect_bool(self._option("setConvolutionDithering"), enabled)
