@@ -285,6 +285,47 @@ def test_torch_save_of_a_trained_model(tmp_path):
     assert torch.equal(loaded.l1.weight, model.l1.weight)
 
 
+def test_exported_training_step_resumes_the_trajectory(tmp_path):
+    # Two steps, export (model, optimizer state and program), load in a new executor
+    # and two more steps: the same trajectory as four steps without the file.
+    torch.manual_seed(0)
+    model = Classifier()
+    ref = copy.deepcopy(model)
+    data = batches(4)
+    opts = poptorch.Options()
+    opts.Training.gradientAccumulation(2)
+
+    def adam(params):
+        return poptorch.optim.Adam(params, lr=0.01)
+    trained = poptorch.trainingModel(model, opts, optimizer=adam(model.parameters()))
+    both = [(torch.cat([a[0], b[0]]), torch.cat([a[1], b[1]]))
+            for a, b in zip(data[::2], data[1::2], strict=True)]
+    trained(*both[0])
+    path = tmp_path / "step.pt"
+    trained.compileAndExport(path)
+    loaded = poptorch.load(path)
+    assert isinstance(loaded, poptorch.TrainingExecutor)
+    assert loaded.compile_count == 0  # linked, not compiled
+    loaded(*both[1])
+    eager_run(ref, torch.optim.Adam(ref.parameters(), lr=0.01), data, accumulation=2)
+    assert_same_parameters(loaded.model, ref)
+    # The same file into a trainingModel of the model with the same optimizer.
+    other = copy.deepcopy(model)
+    again = poptorch.trainingModel(other, opts, optimizer=adam(other.parameters()))
+    again.loadExecutable(path)
+    again(*both[1])
+    assert again.compile_count == 0
+    # Errors: an inference executor, another optimizer, other compiled-in constants.
+    with pytest.raises(poptorch.Error, match="holds a training step"):
+        poptorch.inferenceModel(copy.deepcopy(model)).loadExecutable(path)
+    with pytest.raises(poptorch.Error, match="was exported with a Adam"):
+        poptorch.trainingModel(copy.deepcopy(model), opts).loadExecutable(path)
+    constant = adam(other.parameters())
+    constant.variable_attrs.markAsConstant("lr")
+    with pytest.raises(poptorch.Error, match="compiled in the hyper-parameters"):
+        poptorch.trainingModel(other, opts, optimizer=constant).loadExecutable(path)
+
+
 # ---- LAMB: PopTorch's reference formula, written out here
 
 

@@ -61,6 +61,9 @@ def export(executor: Any, path: str | os.PathLike[str], export_model: bool = Tru
         "buffers": [name for name, _ in graph.buffers],
         "options": options,
         "model": executor.model if export_model else None,
+        # A training step also carries its optimizer (with its state) and the
+        # hyper-parameters compiled into the program.
+        "training": executor._export_training(),
     }
     torch.save(blob, os.fspath(path))
 
@@ -81,7 +84,8 @@ def read(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def executable_for(blob: dict[str, Any], model: torch.nn.Module, options: Any) -> Executable:
-    """Links the exported object code (or recompiles it) for ``model``'s tensors."""
+    """Links the exported object code (or recompiles it) for ``model``'s tensors (for a
+    training step, the step's: the model's and the optimizer state's)."""
     params = dict(model.named_parameters())
     buffers = dict(model.named_buffers())
     missing = [n for n in blob["parameters"] if n not in params] + \

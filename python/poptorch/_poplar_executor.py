@@ -229,19 +229,28 @@ class PoplarExecutor:
             _export.export(self, filename, export_model=export_model)
             return
         # Compile with a private executable cache, whose entry is what the file holds.
-        values = self._options._values
-        user_cache = values["executable_cache_dir"]
+        compiled_with = {id(o): o for o in (self._options, self._trace_target()[1])}
+        user_cache = self._options._values["executable_cache_dir"]
         with tempfile.TemporaryDirectory() as cache_dir:
-            values["executable_cache_dir"] = cache_dir
+            for o in compiled_with.values():
+                o._values["executable_cache_dir"] = cache_dir
             try:
                 self.compile(*args, **kwargs)
             finally:
-                values["executable_cache_dir"] = user_cache
+                for o in compiled_with.values():
+                    o._values["executable_cache_dir"] = user_cache
             _export.export(self, filename, export_model=export_model, cache_dir=cache_dir)
+
+    def _export_training(self) -> dict[str, Any] | None:
+        """What an exported training step carries besides its program (None: inference)."""
+        return None
 
     def loadExecutable(self, filename: str | os.PathLike[str]) -> None:  # noqa: N802
         """Uses the executable in ``filename`` (from ``compileAndExport``) for this model."""
         blob = _export.read(filename)
+        if blob.get("training") is not None:
+            raise ArgumentError(f"poptorch: {os.fspath(filename)} holds a training step; load "
+                                "it with poptorch.load or trainingModel(...).loadExecutable")
         self._executable = _export.executable_for(blob, self._user_model, self._options)
         self._variants = [self._executable]
         self._signature = self._executable.signature
@@ -338,7 +347,13 @@ def load(filename: str | os.PathLike[str],
     options = blob["options"]
     if edit_opts_fn is not None:
         edit_opts_fn(options)
-    executor = PoplarExecutor(model, options)
+    training = blob.get("training")
+    if training is not None:
+        from ._training import TrainingExecutor
+
+        executor: PoplarExecutor = TrainingExecutor(model, options, training["optimizer"])
+    else:
+        executor = PoplarExecutor(model, options)
     executor.loadExecutable(filename)
     return executor
 

@@ -25,6 +25,7 @@ model afterwards copies the device's weights back once (``copyWeightsToHost``).
 from __future__ import annotations
 
 import copyreg
+import os
 import threading
 import weakref
 from collections.abc import Callable
@@ -34,7 +35,7 @@ import torch
 import torch.nn.functional as F  # noqa: N812
 import torch.utils._pytree as pytree
 
-from . import optim
+from . import _export, optim
 from ._control_flow import cond
 from ._logging import logger
 from ._poplar_executor import PoplarExecutor
@@ -519,12 +520,37 @@ class TrainingExecutor(PoplarExecutor):
                     else t, out)
             return out
 
-    def compileAndExport(self, *args: Any, **kwargs: Any) -> None:  # noqa: N802
-        raise ArgumentError("poptorch: compileAndExport is not supported for training models "
-                            "yet; export an inferenceModel of the trained model")
+    def _export_training(self) -> dict[str, Any]:
+        self._sync_host()  # the exported model and optimizer state are the trained ones
+        return {"optimizer": self._optimizer, "constants": dict(self._compiled_constants)}
 
-    def loadExecutable(self, *args: Any, **kwargs: Any) -> None:  # noqa: N802
-        raise ArgumentError("poptorch: loadExecutable is not supported for training models yet")
+    def loadExecutable(self, filename: str | os.PathLike[str]) -> None:  # noqa: N802
+        """Uses the training step in ``filename`` (from ``compileAndExport`` of a
+        training model with the same optimizer type, parameter groups and constant
+        hyper-parameters) for this model."""
+        blob = _export.read(filename)
+        training = blob.get("training")
+        if training is None:
+            raise ArgumentError(f"poptorch: {os.fspath(filename)} holds an inference program; "
+                                "load it with poptorch.load or inferenceModel(...)"
+                                ".loadExecutable")
+        exported = training["optimizer"]
+        if type(exported) is not type(self._optimizer) or \
+                len(exported.param_groups) != len(self._optimizer.param_groups):
+            raise ArgumentError(f"poptorch: {os.fspath(filename)} was exported with a "
+                                f"{type(exported).__name__} of {len(exported.param_groups)} "
+                                "parameter group(s); this model's optimizer differs")
+        constants = _constants(self._optimizer)
+        if constants != training["constants"]:
+            raise ArgumentError(f"poptorch: {os.fspath(filename)} compiled in the "
+                                f"hyper-parameters {training['constants']}, this model's "
+                                f"optimizer has {constants}; use the same values or compile")
+        self._sync_host()
+        self._executable = _export.executable_for(blob, self._step, self._compile_options)
+        self._variants = [self._executable]
+        self._signature = self._executable.signature
+        self._attached = True
+        self._compiled_constants = constants
 
     @staticmethod
     def _replicas_as_accumulation(options: Options) -> Options:

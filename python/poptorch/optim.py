@@ -79,6 +79,15 @@ class _PoptorchOptimizer:
         attrs = self._group_attrs + ("loss_scaling",)
         self.variable_attrs = VariableAttributes(attrs, attrs)  # all variable at first
 
+    def __getstate__(self) -> dict[str, Any]:
+        # torch.optim.Optimizer pickles its defaults, state and groups only: PopTorch's
+        # attributes (loss_scaling, variable_attrs, ...) travel too (an exported
+        # training step carries its optimizer).
+        state = torch.optim.Optimizer.__getstate__(self)  # type: ignore[arg-type]
+        state.update({k: v for k, v in self.__dict__.items()
+                      if k not in state and not k.startswith("_")})
+        return state
+
     def _momentum_accum_types(self, first: Any, second: Any) -> None:
         self.first_order_momentum_accum_type = _accum("first_order_momentum_accum_type", first)
         self.second_order_momentum_accum_type = _accum("second_order_momentum_accum_type", second)
