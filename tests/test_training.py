@@ -664,3 +664,28 @@ def test_batch_norm_without_running_statistics_trains():
         ref_opt.step()
         torch.testing.assert_close(loss, ref_loss.detach(), **TOL)
     assert_same_parameters(model, ref, atol=1e-5, rtol=1e-4)
+
+
+def test_recomputation_checkpoints_say_they_have_no_effect(caplog):
+    import logging
+
+    class Checkpointed(Classifier):
+        def forward(self, x, target):
+            h = poptorch.recomputationCheckpoint(torch.relu(self.l1(x)))
+            h = poptorch.recomputationCheckpoint(self.norm(h))
+            logits = self.l2(h)
+            return logits, self.loss(logits, target)
+
+    torch.manual_seed(0)
+    model = Checkpointed()
+    ref = copy.deepcopy(model)
+    trained = poptorch.trainingModel(model, optimizer=poptorch.optim.SGD(model.parameters(),
+                                                                         lr=0.1))
+    data = batches(2)
+    with caplog.at_level(logging.WARNING, logger="poptorch"):
+        for x, t in data:
+            trained(x, t)
+    assert caplog.text.count("recomputationCheckpoint has no effect") == 1  # once per trace
+    eager_run(ref, torch.optim.SGD(ref.parameters(), lr=0.1), data)
+    assert_same_parameters(model, ref)
+

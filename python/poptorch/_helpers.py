@@ -42,7 +42,11 @@ def nop(tensor: torch.Tensor) -> torch.Tensor:
 
 def recomputationCheckpoint(*tensors: Any) -> Any:  # noqa: N802
     """Marks recomputation points in training; inference models compute each value once,
-    so the tensors are returned unchanged (one tensor, or a tuple for several)."""
+    so the tensors are returned unchanged (one tensor, or a tuple for several). A
+    training step keeps its activations instead of recomputing them, and says so."""
+    from ._training import note_recomputation_checkpoint
+
+    note_recomputation_checkpoint()
     if len(tensors) == 1:
         return tensors[0]
     return tensors

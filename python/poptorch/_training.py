@@ -68,6 +68,7 @@ class _LossFinder(torch.overrides.TorchFunctionMode):
         self.roots: list[tuple[str, torch.Tensor]] = []  # (how, tensor)
         # id -> (tensor, the roots it is computed from, creation order)
         self.derived: dict[int, tuple[torch.Tensor, frozenset[int], int]] = {}
+        self.warned_recomputation = False
 
     def _note(self, out: torch.Tensor, roots: frozenset[int]) -> None:
         self.derived[id(out)] = (out, roots, len(self.derived))
@@ -121,6 +122,17 @@ class _LossFinder(torch.overrides.TorchFunctionMode):
                                 f"graph ({names}). Graph must have one final loss. Wrap final "
                                 "graph loss in poptorch.identity_loss.")
         return tensor
+
+
+def note_recomputation_checkpoint() -> None:
+    """Called by poptorch.recomputationCheckpoint: in a training step it is accepted but
+    has no effect, which the user is told once per trace."""
+    finder = getattr(_LossFinder.active, "finder", None)
+    if finder is not None and not finder.warned_recomputation:
+        finder.warned_recomputation = True
+        logger.warning("poptorch: recomputationCheckpoint has no effect in trainingModel "
+                       "here: the program keeps every activation the backward pass reads "
+                       "instead of recomputing it (results are the same; memory is not saved)")
 
 
 def note_identity_loss(result: torch.Tensor) -> None:
