@@ -689,3 +689,41 @@ def test_recomputation_checkpoints_say_they_have_no_effect(caplog):
     eager_run(ref, torch.optim.SGD(ref.parameters(), lr=0.1), data)
     assert_same_parameters(model, ref)
 
+
+class TwoStages(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = poptorch.BeginBlock(torch.nn.Linear(6, 8), ipu_id=0)
+        self.b = poptorch.BeginBlock(torch.nn.Linear(8, 4), ipu_id=1)
+
+    def forward(self, x, target):
+        return torch.nn.functional.cross_entropy(self.b(torch.relu(self.a(x))), target)
+
+
+def test_pipelined_training_stage_count_rule(caplog):
+    import logging
+
+    torch.manual_seed(0)
+    model = TwoStages()
+    ref = copy.deepcopy(model)
+    opts = poptorch.Options()
+    opts.setExecutionStrategy(poptorch.PipelinedExecution(poptorch.AutoStage.AutoIncrement))
+    opts.Training.gradientAccumulation(2)
+    x, t = torch.randn(8, 6), torch.randint(0, 4, (8,))
+    with pytest.raises(poptorch.Error, match=r"gradientAccumulation must be greater than or "
+                       r"equal to the number of pipeline stages \(3\)"):
+        poptorch.trainingModel(copy.deepcopy(model), opts)(x, t)
+    opts.Training.gradientAccumulation(3)
+    trained = poptorch.trainingModel(model, opts, optimizer=poptorch.optim.SGD(
+        model.parameters(), lr=0.1))
+    data = batches(3, rows=4)
+    with caplog.at_level(logging.WARNING, logger="poptorch"):
+        trained(torch.cat([d[0] for d in data]), torch.cat([d[1] for d in data]))
+    assert "stages of the training step run one after another" in caplog.text
+    ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1)
+    ref_opt.zero_grad()
+    for xi, ti in data:
+        (ref(xi, ti) / 3).backward()
+    ref_opt.step()
+    assert_same_parameters(model, ref)
+

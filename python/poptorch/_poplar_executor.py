@@ -112,7 +112,11 @@ class PoplarExecutor:
                           source_location_excludes=options._values["source_location_excludes"],
                           execution_strategy=strategy,
                           host_kernels=options._values["host_kernels"], **micro_kwargs)
+        self._traced(graph)
         return graph.compile(options)
+
+    def _traced(self, graph: Any) -> None:
+        """Checks or adjusts the traced graph before it is compiled (training steps)."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         exe = self._executable

@@ -488,8 +488,33 @@ class TrainingExecutor(PoplarExecutor):
         self.compile_count += 1
 
     def _trace_target(self) -> tuple[torch.nn.Module, Options, Any]:
-        # The whole step, without an execution strategy (blocks are not staged).
-        return self._step, self._compile_options, None
+        # The whole step, its blocks placed on stages as the strategy says (see _traced).
+        return self._step, self._compile_options, self._options.execution_strategy
+
+    def _traced(self, graph: Any) -> None:
+        """PopTorch's stage-count rule for pipelined training; the step itself runs its
+        stages one after another (forward, backward and update are one sequence)."""
+        from .execution_strategy import PipelinedExecution, ShardedExecution
+
+        strategy = self._options.execution_strategy
+        stages = len({p.stage for p in graph.blocks})
+        graph.blocks = []  # compiled as one sequence, not outlined into stages
+        if not isinstance(strategy, PipelinedExecution) or \
+                isinstance(strategy, ShardedExecution) or stages < 2:
+            return
+        # PopTorch trains N forward stages as 2N - 1 (the backward of every stage but
+        # the last is a stage of its own); gradient accumulation must fill them.
+        total = 2 * stages - 1
+        if self._options.Training.gradient_accumulation < total:
+            raise ArgumentError(
+                "poptorch.Options().Training.gradientAccumulation must be greater than or "
+                f"equal to the number of pipeline stages ({total}) when using "
+                f"poptorch.PipelinedExecution. Please note that a model with {stages} "
+                f"pipeline stages in PopTorch will have an additional {stages - 1} stages "
+                "when training.")
+        logger.warning("poptorch: PipelinedExecution: the %d stages of the training step run "
+                       "one after another for each micro-batch (results are the same as "
+                       "pipelined)", stages)
 
     def _trace_and_compile_now(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         self._sync_host()  # the program starts from the weights trained so far
