@@ -16,6 +16,7 @@
 #include "BufferPool.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -33,12 +34,23 @@ namespace {
 constexpr size_t kPooledMin = 128 * 1024;
 /// Pooled sizes are rounded up to whole pages, so that near sizes share.
 constexpr size_t kGranule = 4096;
-/// The pool holds at most this many free bytes. A block freed beyond it makes
-/// room by returning the least recently freed blocks to the system: those of
-/// programs that no longer run (a process that compiled several models
-/// filled the pool with the first ones' sizes, and the later ones then
-/// allocated from the system on every call: BERT at batch 8 ran 2x slower).
-constexpr size_t kMaxCached = size_t(2) << 30;
+/// The pool holds at most this many free bytes: a quarter of the host's
+/// memory, and at least 2 GiB. A block freed beyond it makes room by returning
+/// the least recently freed blocks to the system: those of programs that no
+/// longer run (a process that compiled several models filled the pool with
+/// the first ones' sizes, and the later ones then allocated from the system
+/// on every call: BERT at batch 8 ran 2x slower). A training step of GPT-2
+/// small at batch 8 frees more than 2 GiB of activations and gradients per
+/// call: a fixed 2 GiB cap had it clear fresh pages for a fifth of its time.
+size_t maxCached() {
+  static const size_t bytes = [] {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    size_t quarter =
+        pages > 0 && page > 0 ? size_t(pages) * size_t(page) / 4 : 0;
+    return std::max(quarter, size_t(2) << 30);
+  }();
+  return bytes;
+}
 constexpr size_t kMinHeader = 64;
 /// Blocks of at least this size are aligned to it and backed by transparent
 /// huge pages: a contraction reading an im2col matrix or a weight column by
@@ -119,7 +131,7 @@ extern "C" void poolFree(void *ptr) {
     return;
   Header *h = static_cast<Header *>(ptr) - 1;
   void *base = static_cast<char *>(ptr) - h->headerBytes;
-  if (!h->sizeClass || h->headerBytes + h->sizeClass > kMaxCached) {
+  if (!h->sizeClass || h->headerBytes + h->sizeClass > maxCached()) {
     std::free(base);
     return;
   }
@@ -128,7 +140,7 @@ extern "C" void poolFree(void *ptr) {
   {
     Pool &p = pool();
     std::lock_guard<std::mutex> lock(p.mutex);
-    while (p.cached + total > kMaxCached) {
+    while (p.cached + total > maxCached()) {
       Block old = p.lru.back();
       auto &same = p.bySize[old.total];
       same.erase(std::find(same.begin(), same.end(), std::prev(p.lru.end())));

@@ -7,6 +7,7 @@
 #include "Conversion/PoptorchToLinalg/Patterns.h"
 
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+#include "mlir/IR/Matchers.h"
 
 #include <limits>
 
@@ -255,18 +256,39 @@ Value mlir::poptorch::createElementwiseGeneric(
     Type resultElem,
     function_ref<Value(OpBuilder &, Location, ValueRange)> fn) {
   MLIRContext *ctx = b.getContext();
+  // A splat constant input (a Python scalar operand: x ** 3.0, x * 0.5) is a
+  // constant of the body, not a tensor read per element: the formulas see its
+  // value (pow of a constant exponent is multiplications, as in eager).
+  SmallVector<TypedAttr> splats;
+  SmallVector<Value> tensors;
   SmallVector<AffineMap> maps;
-  for (Value in : inputs)
+  for (Value in : inputs) {
+    DenseElementsAttr dense;
+    Type elem = getTensorType(in).getElementType();
+    if (matchPattern(in, m_Constant(&dense)) && dense.isSplat() &&
+        (isa<FloatType>(elem) || elem.isSignlessInteger())) {
+      splats.push_back(dense.getSplatValue<TypedAttr>());
+      continue;
+    }
+    splats.push_back(nullptr);
+    tensors.push_back(in);
     maps.push_back(getBroadcastMap(ctx, getTensorType(in).getShape(), shape));
+  }
   maps.push_back(b.getMultiDimIdentityMap(shape.size()));
   SmallVector<utils::IteratorType> iters(shape.size(),
                                          utils::IteratorType::parallel);
   auto resTy = RankedTensorType::get(shape, resultElem);
   Value init = createEmpty(b, loc, resTy);
   auto generic = linalg::GenericOp::create(
-      b, loc, TypeRange{resTy}, inputs, ValueRange{init}, maps, iters,
+      b, loc, TypeRange{resTy}, tensors, ValueRange{init}, maps, iters,
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value r = fn(nb, nloc, args.drop_back());
+        SmallVector<Value> elems;
+        unsigned next = 0;
+        for (TypedAttr splat : splats)
+          elems.push_back(
+              splat ? arith::ConstantOp::create(nb, nloc, splat).getResult()
+                    : args[next++]);
+        Value r = fn(nb, nloc, elems);
         linalg::YieldOp::create(nb, nloc, r);
       });
   return generic.getResult(0);
