@@ -24,11 +24,16 @@ import json
 import os
 import platform
 import statistics
+import tempfile
 import time
 from collections.abc import Callable
 from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# Cold compiles for both compilers: Inductor's caches (which would turn its compile into a
+# load on a second run) go to a directory of this run; poptorch has no executable cache
+# unless the options name one.
+os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="inductor-"))
 
 import torch  # noqa: E402
 import transformers as tf  # noqa: E402
