@@ -623,13 +623,29 @@ class ConvNet(torch.nn.Module):
 def test_convolution_and_batch_norm_training(nd, groups, stride, padding, dilation, shape):
     torch.manual_seed(0)
     x, target = torch.randn(shape), torch.tensor([0, 2, 1][:shape[0]])
-    model = ConvNet(nd, groups, stride, padding, dilation)
-    model(x, target)  # materialises the lazy head
+    trained = train_side_by_side(ConvNet(nd, groups, stride, padding, dilation), x, target)
+    hosted = {r["name"] for r in trained.executable.graph.op_log
+              if r["status"] == "host_kernel"}
+    # Convolution gradients are convolutions and matmuls up to 2-D; batch norm in
+    # training mode is decomposed (its saved statistics and running statistics too).
+    assert hosted == ({"aten::convolution_backward"} if nd == 3 else set()), hosted
+
+
+def test_batch_norm_without_running_statistics_trains():
+    torch.manual_seed(0)
+    train_side_by_side(ConvNet(2, 1, 1, 1, 1, track_running_stats=False),
+                       torch.randn(3, 4, 8, 8), torch.tensor([0, 2, 1]))
+
+
+def train_side_by_side(model, x, target, steps=3):
+    """Trains ``model`` (SGD with momentum) and a copy in eager PyTorch on the same batch:
+    the losses, parameters and buffers must match. Returns the training executor."""
+    model(x, target)  # materialises lazy modules
     ref = copy.deepcopy(model)
     trained = poptorch.trainingModel(model, optimizer=poptorch.optim.SGD(model.parameters(),
                                                                          lr=0.1, momentum=0.9))
     ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1, momentum=0.9)
-    for _ in range(3):
+    for _ in range(steps):
         loss = trained(x, target)
         ref_opt.zero_grad()
         ref_loss = ref(x, target)
@@ -640,30 +656,7 @@ def test_convolution_and_batch_norm_training(nd, groups, stride, padding, dilati
     for (name, b), c in zip(model.named_buffers(), ref.buffers(), strict=True):
         torch.testing.assert_close(b, c, msg=lambda m, n=name: f"{n}: {m}", atol=1e-5,
                                    rtol=1e-4)
-    hosted = {r["name"] for r in trained.executable.graph.op_log
-              if r["status"] == "host_kernel"}
-    # Convolution gradients are convolutions and matmuls up to 2-D; batch norm in
-    # training mode is decomposed (its saved statistics and running statistics too).
-    assert hosted == ({"aten::convolution_backward"} if nd == 3 else set()), hosted
-
-
-def test_batch_norm_without_running_statistics_trains():
-    torch.manual_seed(0)
-    x, target = torch.randn(3, 4, 8, 8), torch.tensor([0, 2, 1])
-    model = ConvNet(2, 1, 1, 1, 1, track_running_stats=False)
-    model(x, target)
-    ref = copy.deepcopy(model)
-    trained = poptorch.trainingModel(model, optimizer=poptorch.optim.SGD(model.parameters(),
-                                                                         lr=0.1))
-    ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1)
-    for _ in range(2):
-        loss = trained(x, target)
-        ref_opt.zero_grad()
-        ref_loss = ref(x, target)
-        ref_loss.backward()
-        ref_opt.step()
-        torch.testing.assert_close(loss, ref_loss.detach(), **TOL)
-    assert_same_parameters(model, ref, atol=1e-5, rtol=1e-4)
+    return trained
 
 
 def test_recomputation_checkpoints_say_they_have_no_effect(caplog):
