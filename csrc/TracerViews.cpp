@@ -249,13 +249,21 @@ ViewMap Tracer::mapView(const at::Tensor &self, c10::IntArrayRef sizes,
   map.sizes = sizes.vec();
   const int64_t n = self.dim();
   map.order = iota(n);
-  std::stable_sort(map.order.begin(), map.order.end(),
-                   [&](int64_t a, int64_t b) {
-                     if (self.size(a) == 1 || self.size(b) == 1)
-                       return false; // unit dims have no meaningful stride:
-                                     // keep them in place
-                     return self.stride(a) > self.stride(b);
-                   });
+  // The dims of size > 1 by decreasing stride; unit dims have no meaningful
+  // stride and keep their places. (One comparator that called a unit dim
+  // equivalent to every other dim was no ordering: a transposed bmm result
+  // (1, 4, 16) with strides (64, 1, 4) kept its order, and a view of it was
+  // refused as overlapping.)
+  std::vector<int64_t> moving;
+  for (int64_t d = 0; d < n; ++d)
+    if (self.size(d) != 1)
+      moving.push_back(d);
+  std::vector<int64_t> sorted = moving;
+  std::stable_sort(sorted.begin(), sorted.end(), [&](int64_t a, int64_t b) {
+    return self.stride(a) > self.stride(b);
+  });
+  for (size_t i = 0; i < moving.size(); ++i)
+    map.order[moving[i]] = sorted[i];
   for (int64_t d : map.order)
     map.S.push_back(self.size(d));
   const std::vector<int64_t> &S = map.S;

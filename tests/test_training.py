@@ -720,3 +720,26 @@ def test_pipelined_training_stage_count_rule(caplog):
     ref_opt.step()
     assert_same_parameters(model, ref)
 
+
+
+def test_decompositions_view_permuted_tensors_with_unit_dims(monkeypatch):
+    # Decompositions run below functionalization, so strided views of what they return
+    # reach the tracer's view mapping directly: a kernel gradient that is a view of a
+    # permuted tensor with a unit dim ((1, 4, 16) with strides (64, 1, 4), viewed as
+    # (4, 8, 2)) was refused as overlapping memory, its dims not put in memory order.
+    from poptorch import _decompositions
+
+    aten = torch.ops.aten
+    real = _decompositions._OWN[aten.convolution_backward.default]
+
+    def viewing(grad_output, input, weight, *rest):
+        gi, gw, gb = real(grad_output, input, weight, *rest)
+        # The kernel gradient returned as a view of a transposed (1, Cin * K, Cout)
+        # tensor, as the decomposition once computed it.
+        flat = gw.reshape(1, weight.shape[0], -1).transpose(1, 2).contiguous()
+        return gi, flat.transpose(1, 2).reshape(weight.shape), gb
+
+    monkeypatch.setitem(_decompositions._OWN, aten.convolution_backward.default, viewing)
+    torch.manual_seed(0)
+    train_side_by_side(ConvNet(1, 1, 1, 1, 1), torch.randn(2, 4, 12), torch.tensor([0, 2]),
+                       steps=1)
