@@ -197,3 +197,17 @@ func.func @pointwise_one_image(%x: tensor<1x4x7x7xf32>, %w: tensor<6x4x1x1xf32>)
   %0 = poptorch.convolution %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x4x7x7xf32>, tensor<6x4x1x1xf32>) -> tensor<1x6x7x7xf32>
   return %0 : tensor<1x6x7x7xf32>
 }
+
+// -----
+
+// im2col of floats: the input zero-padded, then one copy of windows through an
+// affine map (no bounds checks), collapsed to (N, C*KH*KW, OH*OW).
+// CHECK-LABEL: func.func @im2col_windows
+// CHECK: linalg.generic {indexing_maps = [#[[READ:.*]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]}
+// CHECK-SAME: tensor<2x3x11x12xf32>
+// CHECK-NOT: tensor.extract
+// CHECK: tensor.collapse_shape {{.*}} tensor<2x3x2x3x5x4xf32> into tensor<2x18x20xf32>
+func.func @im2col_windows(%x: tensor<2x3x9x8xf32>) -> tensor<2x18x20xf32> {
+  %0 = poptorch.im2col %x {kernel_size = array<i64: 2, 3>, dilation = array<i64: 2, 1>, padding = array<i64: 1, 2>, stride = array<i64: 2, 3>} : tensor<2x3x9x8xf32> -> tensor<2x18x20xf32>
+  return %0 : tensor<2x18x20xf32>
+}
