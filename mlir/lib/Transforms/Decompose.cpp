@@ -2,7 +2,7 @@
 //
 // poptorch-decompose: rewrites composite ops (linear, addmm, clamp, layer_norm,
 // batch_norm, softmax, log_softmax, _safe_softmax, sdpa, reduce_mean,
-// transpose, pow with exponent +-0.5) into
+// transpose, pow with a constant exponent eager special-cases) into
 // matmul, elementwise, reduction and data-movement poptorch ops, so that the
 // lowering to linalg only handles the core and the elementwise pieces fuse.
 // Normalisations and softmax on f16/bf16 compute in f32, as PyTorch's CPU
@@ -125,10 +125,13 @@ struct DecomposeClamp : public OpRewritePattern<ClampOp> {
   }
 };
 
-/// x ** 0.5 = sqrt(x) and x ** -0.5 = rsqrt(x) for a constant exponent, as
-/// eager's pow kernel computes them: they differ from pow at -inf and -0
-/// (sqrt(-inf) is NaN where pow(-inf, 0.5) is +inf).
-struct PowOfHalf : public OpRewritePattern<PowOp> {
+/// x ** e for the constant exponents eager's CPU pow kernel computes without
+/// pow: 0.5 and -0.5 are sqrt and rsqrt (they differ from pow at -inf and -0:
+/// sqrt(-inf) is NaN where pow(-inf, 0.5) is +inf), 2 and 3 multiplications,
+/// -1 and -2 reciprocals, computed in the compute type and rounded once (a
+/// float16 x ** 3 as in eager). x ** 3 in GPT-2's GELU was a libm call per
+/// element.
+struct PowOfConstant : public OpRewritePattern<PowOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(PowOp op,
                                 PatternRewriter &rewriter) const override {
@@ -141,10 +144,21 @@ struct PowOfHalf : public OpRewritePattern<PowOp> {
         !isa<FloatType>(getElementTypeOrSelf(x.getType())))
       return failure();
     double e = values.getSplatValue<APFloat>().convertToDouble();
-    if (e != 0.5 && e != -0.5)
-      return failure();
     Ops o{rewriter, op.getLoc()};
-    rewriter.replaceOp(op, e > 0 ? o.un<SqrtOp>(x) : o.un<RsqrtOp>(x));
+    if (e == 0.5 || e == -0.5) {
+      rewriter.replaceOp(op, e > 0 ? o.un<SqrtOp>(x) : o.un<RsqrtOp>(x));
+      return success();
+    }
+    if (e != 2.0 && e != 3.0 && e != -1.0 && e != -2.0)
+      return failure();
+    Type elem = getElementTypeOrSelf(x.getType()), ce = computeElem(elem);
+    Value c = o.cast(x, ce);
+    Value r = std::abs(e) == 1.0 ? c : o.mul(c, c);
+    if (e == 3.0)
+      r = o.mul(r, c);
+    if (e < 0)
+      r = o.div(o.cst(ce, 1.0), r);
+    rewriter.replaceOp(op, o.cast(r, elem));
     return success();
   }
 };
@@ -406,7 +420,7 @@ void mlir::poptorch::populatePoptorchDecomposePatterns(
                DecomposeSoftmax<SoftmaxOp, SoftmaxKind::Plain>,
                DecomposeSoftmax<LogSoftmaxOp, SoftmaxKind::Log>,
                DecomposeSoftmax<SafeSoftmaxOp, SoftmaxKind::Safe>,
-               DecomposeSdpa, DecomposeReduceMean, PowOfHalf>(
+               DecomposeSdpa, DecomposeReduceMean, PowOfConstant>(
       patterns.getContext());
   // Not a decomposition: the layout a convolution's lowering reads its
   // weight in, asked for here so that prepacking can provide it.

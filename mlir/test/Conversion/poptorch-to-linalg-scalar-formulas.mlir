@@ -92,28 +92,3 @@ func.func @leaky_relu_default(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %0 : tensor<4xf32>
 }
 
-// -----
-
-// A splat constant operand (a Python scalar: x ** 3.0) is a constant of the
-// body, not a tensor read per element; pow of the exponents eager's CPU kernel
-// special-cases is multiplications (3.0), a reciprocal (-2.0) or a square root,
-// other exponents stay math.powf.
-// CHECK-LABEL: func.func @pow_constant_exponents
-// CHECK: linalg.generic
-// CHECK-SAME: ins(%{{[^ ]*}} : tensor<4xf32>)
-// CHECK-NOT: math.powf
-// CHECK: arith.mulf
-// CHECK: arith.mulf
-// CHECK: linalg.generic
-// CHECK: arith.divf
-// CHECK: linalg.generic
-// CHECK: math.powf
-func.func @pow_constant_exponents(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
-  %three = poptorch.constant dense<3.0> : tensor<f32> : tensor<f32>
-  %m2 = poptorch.constant dense<-2.0> : tensor<f32> : tensor<f32>
-  %other = poptorch.constant dense<2.5> : tensor<f32> : tensor<f32>
-  %0 = poptorch.pow %x, %three : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
-  %1 = poptorch.pow %x, %m2 : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
-  %2 = poptorch.pow %x, %other : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
-  return %0, %1, %2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
-}

@@ -242,6 +242,30 @@ func.func @pow_of_half(%x: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>, tens
 
 // -----
 
+// The integer exponents eager's pow kernel special-cases are multiplications
+// (3) and a reciprocal (-2), in the compute type: a float16 x ** 3 is computed
+// in float32 and rounded once. Other exponents stay pow.
+// CHECK-LABEL: func.func @pow_of_small_integers
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf16>)
+// CHECK: %[[C:.*]] = poptorch.cast %[[X]] {{.*}} -> tensor<4xf32>
+// CHECK: %[[SQ:.*]] = poptorch.mul %[[C]], %[[C]]
+// CHECK: %[[CU:.*]] = poptorch.mul %[[SQ]], %[[C]]
+// CHECK: poptorch.cast %[[CU]] {{.*}} -> tensor<4xf16>
+// CHECK: poptorch.div %{{.*}}, %{{.*}} : (tensor<f32>, tensor<4xf32>) -> tensor<4xf32>
+// CHECK: poptorch.pow %[[X]], %{{.*}} : (tensor<4xf16>, tensor<f16>) -> tensor<4xf16>
+// CHECK-NOT: poptorch.pow
+func.func @pow_of_small_integers(%x: tensor<4xf16>) -> (tensor<4xf16>, tensor<4xf16>, tensor<4xf16>) {
+  %three = poptorch.constant dense<3.0> : tensor<f16> : tensor<f16>
+  %m2 = poptorch.constant dense<-2.0> : tensor<f16> : tensor<f16>
+  %other = poptorch.constant dense<2.5> : tensor<f16> : tensor<f16>
+  %0 = poptorch.pow %x, %three : (tensor<4xf16>, tensor<f16>) -> tensor<4xf16>
+  %1 = poptorch.pow %x, %m2 : (tensor<4xf16>, tensor<f16>) -> tensor<4xf16>
+  %2 = poptorch.pow %x, %other : (tensor<4xf16>, tensor<f16>) -> tensor<4xf16>
+  return %0, %1, %2 : tensor<4xf16>, tensor<4xf16>, tensor<4xf16>
+}
+
+// -----
+
 // Training mode: the batch's mean and biased variance over (N, H, W).
 // CHECK-LABEL: func.func @batch_norm_training
 // CHECK: %[[S:.*]] = poptorch.reduce_sum %{{.*}} {dims = array<i64: 0, 2, 3>, keepdim = true} : tensor<2x3x4x4xf32> -> tensor<1x3x1x1xf32>

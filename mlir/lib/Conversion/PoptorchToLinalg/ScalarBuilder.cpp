@@ -14,7 +14,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/Matchers.h"
 
 #include <cmath>
 #include <limits>
@@ -190,28 +189,8 @@ Value ScalarBuilder::sign(Value x) {
 }
 
 Value ScalarBuilder::pow(Value x, Value y) {
-  if (isFloat()) {
-    // The constant exponents that eager's CPU kernel computes without pow
-    // (and so, vectorized, do we): x^3 in GPT-2's GELU was a libm call per
-    // element.
-    FloatAttr::ValueType e(0.0);
-    if (matchPattern(y, m_ConstantFloat(&e))) {
-      double v = e.convertToDouble();
-      if (v == 2.0)
-        return mul(x, x);
-      if (v == 3.0)
-        return mul(mul(x, x), x);
-      if (v == 0.5)
-        return sqrt(x);
-      if (v == -0.5)
-        return rsqrt(x);
-      if (v == -1.0)
-        return div(cst(1.0), x);
-      if (v == -2.0)
-        return div(cst(1.0), mul(x, x));
-    }
+  if (isFloat())
     return math::PowFOp::create(b, loc, x, y);
-  }
   // Exponentiation by squaring over every bit of the exponent: wraps like
   // eager's loop, and has no data-dependent control flow (vectorizes).
   unsigned width = type.getIntOrFloatBitWidth();

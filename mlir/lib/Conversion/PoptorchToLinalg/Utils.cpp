@@ -256,9 +256,9 @@ Value mlir::poptorch::createElementwiseGeneric(
     Type resultElem,
     function_ref<Value(OpBuilder &, Location, ValueRange)> fn) {
   MLIRContext *ctx = b.getContext();
-  // A splat constant input (a Python scalar operand: x ** 3.0, x * 0.5) is a
-  // constant of the body, not a tensor read per element: the formulas see its
-  // value (pow of a constant exponent is multiplications, as in eager).
+  // A splat constant input (a Python scalar operand: x * 0.5) is a constant
+  // of the body, not a tensor read per element, which the formulas and the
+  // folders see.
   SmallVector<TypedAttr> splats;
   SmallVector<Value> tensors;
   SmallVector<AffineMap> maps;
