@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::poptorch {
@@ -189,6 +190,10 @@ struct StridedReadsPass
     RewritePatternSet patterns(&getContext());
     patterns.add<StridedTransferRead, OneElementTransferRead, StridedGather>(
         &getContext());
+    // A transfer whose vector ends in unit dims (a tile of a copy into
+    // (576, 8, 3136, 1)) is unrolled by convert-vector-to-scf into one
+    // scalar access per element; without them it is one vector access.
+    vector::populateDropInnerMostUnitDimsXferOpPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

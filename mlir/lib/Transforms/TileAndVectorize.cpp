@@ -1173,12 +1173,20 @@ void tileGeneric(RewriterBase &rewriter, linalg::LinalgOp op,
         sizes[d] = 1;
       }
     }
+  // The vector runs along the innermost parallel loop of more than one
+  // trip: a trailing unit dim (a (576, 8, 3136, 1) im2col transpose in a
+  // convolution's kernel gradient) made the tile one element, copied one
+  // scalar at a time.
+  auto isParallel = [&](int d) {
+    return iters[d] == utils::IteratorType::parallel;
+  };
   int innerParallel = -1;
-  for (int d = nLoops - 1; d >= 0; --d)
-    if (iters[d] == utils::IteratorType::parallel) {
+  for (int d = nLoops - 1; d >= 0 && innerParallel < 0; --d)
+    if (isParallel(d) && ranges[d] > 1)
       innerParallel = d;
-      break;
-    }
+  for (int d = nLoops - 1; d >= 0 && innerParallel < 0; --d)
+    if (isParallel(d))
+      innerParallel = d;
   if (innerParallel >= 0) {
     int64_t r = ranges[innerParallel];
     int64_t budget = std::max<int64_t>(kMaxVectorElems / elems, 1);
@@ -1205,11 +1213,14 @@ void tileGeneric(RewriterBase &rewriter, linalg::LinalgOp op,
   // the input and transpose them in registers (vector.transpose, shuffles).
   if (innerParallel >= 0 && elems == 1)
     for (OpOperand *in : op.getDpsInputOperands()) {
+      // The input's fastest-varying dim. (When it or the output's is a unit
+      // dim, the 16x16 transpose lowering does not apply: the vectors run
+      // along innerParallel.)
       AffineMap map = op.getMatchingIndexingMap(in);
       if (map.getNumResults() == 0)
         continue;
       auto last = dyn_cast<AffineDimExpr>(map.getResults().back());
-      if (!last)
+      if (!last || (innerParallel < (int)nLoops - 1 && ranges.back() == 1))
         continue;
       unsigned d = last.getPosition();
       if ((int)d == innerParallel ||

@@ -81,3 +81,17 @@ func.func @strided_gather(%arg0: memref<3xf32, strided<[3], offset: 125>>, %idx:
   %v = vector.gather %arg0[%c0] [%idx], %mask, %pass : memref<3xf32, strided<[3], offset: 125>>, vector<3xindex>, vector<3xi1>, vector<3xf32> into vector<3xf32>
   return %v : vector<3xf32>
 }
+
+// -----
+
+// A transfer whose vector ends in unit dims is one without them on a
+// rank-reduced view: convert-vector-to-scf unrolled it into a scalar access
+// per element.
+// CHECK-LABEL: func.func @trailing_unit_write
+// CHECK: %[[V:.*]] = memref.subview %arg0[0, 0, 0] [8, 96, 1] [1, 1, 1] : memref<8x96x1xf32> to memref<8x96xf32, strided<[96, 1]>>
+// CHECK: vector.transfer_write %{{.*}}, %[[V]]{{.*}} : vector<1x64xf32>, memref<8x96xf32, strided<[96, 1]>>
+func.func @trailing_unit_write(%arg0: memref<8x96x1xf32>, %v: vector<1x64x1xf32>, %i: index) {
+  %c0 = arith.constant 0 : index
+  vector.transfer_write %v, %arg0[%i, %c0, %c0] {in_bounds = [true, true, true]} : vector<1x64x1xf32>, memref<8x96x1xf32>
+  return
+}

@@ -187,6 +187,29 @@ func.func @transpose_blocks(%a: tensor<128x12x64xf32>) -> tensor<12x64x128xf32> 
 
 // -----
 
+// Trailing unit dims are no vector dims: a copy into (64, 8, 96, 1) runs its
+// vectors along the 96 (contiguous in both tensors), and a transpose into
+// (96, 64, 1) along the 64. With the innermost loop (of one trip) as the
+// vector, both copied one scalar at a time.
+// CHECK-LABEL: func.func @unit_inner_copy
+// CHECK: vector.transfer_read {{.*}} : tensor<8x1x64x96xf32>, vector<1x1x64x1xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<1x1x64x1xf32>, tensor<64x8x96x1xf32>
+func.func @unit_inner_copy(%a: tensor<8x1x64x96xf32>) -> tensor<64x8x96x1xf32> {
+  %e = tensor.empty() : tensor<64x8x96x1xf32>
+  %t = linalg.transpose ins(%a : tensor<8x1x64x96xf32>) outs(%e : tensor<64x8x96x1xf32>) permutation = [2, 0, 3, 1]
+  return %t : tensor<64x8x96x1xf32>
+}
+// CHECK-LABEL: func.func @unit_inner_transpose
+// CHECK: vector.transfer_read {{.*}} : tensor<1x64x96xf32>, vector<1x64x1xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<1x64x1xf32>, tensor<96x64x1xf32>
+func.func @unit_inner_transpose(%a: tensor<1x64x96xf32>) -> tensor<96x64x1xf32> {
+  %e = tensor.empty() : tensor<96x64x1xf32>
+  %t = linalg.transpose ins(%a : tensor<1x64x96xf32>) outs(%e : tensor<96x64x1xf32>) permutation = [2, 1, 0]
+  return %t : tensor<96x64x1xf32>
+}
+
+// -----
+
 // A 3-D convolution as a generic (window reads d3 + d7, ...) is no matmul:
 // it and its consumer are tiled like any generic, one output row at a time.
 // Tiled as a contraction, its window loops were left whole and the consumer
