@@ -1131,6 +1131,32 @@ void tileConvolution(RewriterBase &rewriter, linalg::LinalgOp op,
 // Everything else: elementwise, transposes, broadcasts, reductions
 //===----------------------------------------------------------------------===//
 
+/// Whether loop `d` of `op` is the fastest-varying dim of every input that
+/// it indexes: the dims after it in the input (in the tensor it is a slice
+/// of, whose strides the slice keeps) all have one element.
+static bool isFastestDimOfInputs(linalg::LinalgOp op, unsigned d) {
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(in);
+    std::optional<unsigned> pos =
+        map.getResultPosition(getAffineDimExpr(d, op->getContext()));
+    if (!pos)
+      continue; // broadcast along d
+    Value v = in->get();
+    while (auto slice = v.getDefiningOp<tensor::ExtractSliceOp>()) {
+      if (slice.getSourceType().getRank() != slice.getType().getRank())
+        return false;
+      v = slice.getSource();
+    }
+    auto type = dyn_cast<ShapedType>(v.getType());
+    if (!type || !type.hasStaticShape())
+      return false;
+    for (int64_t size : type.getShape().drop_front(*pos + 1))
+      if (size != 1)
+        return false;
+  }
+  return true;
+}
+
 void tileGeneric(RewriterBase &rewriter, linalg::LinalgOp op,
                  int64_t minParallelCost) {
   if (!hasStaticLoops(op))
@@ -1173,20 +1199,28 @@ void tileGeneric(RewriterBase &rewriter, linalg::LinalgOp op,
         sizes[d] = 1;
       }
     }
-  // The vector runs along the innermost parallel loop of more than one
-  // trip: a trailing unit dim (a (576, 8, 3136, 1) im2col transpose in a
-  // convolution's kernel gradient) made the tile one element, copied one
-  // scalar at a time.
+  // The vector runs along the innermost parallel loop, or past trailing unit
+  // loops along the innermost one of more than one trip where that is the
+  // fastest-varying dim of every input too (a (576, 8, 3136, 1) im2col
+  // transpose in a convolution's kernel gradient: with the unit loop as the
+  // vector, one scalar at a time). Where an input varies faster along
+  // another dim (the strided windows of a depthwise convolution with a 1x1
+  // output), the vector would be a gather of one load per element.
   auto isParallel = [&](int d) {
     return iters[d] == utils::IteratorType::parallel;
   };
   int innerParallel = -1;
   for (int d = nLoops - 1; d >= 0 && innerParallel < 0; --d)
-    if (isParallel(d) && ranges[d] > 1)
-      innerParallel = d;
-  for (int d = nLoops - 1; d >= 0 && innerParallel < 0; --d)
     if (isParallel(d))
       innerParallel = d;
+  if (innerParallel >= 0 && ranges[innerParallel] == 1) {
+    int wide = -1;
+    for (int d = innerParallel - 1; d >= 0 && wide < 0; --d)
+      if (isParallel(d) && ranges[d] > 1)
+        wide = d;
+    if (wide >= 0 && isFastestDimOfInputs(op, wide))
+      innerParallel = wide;
+  }
   if (innerParallel >= 0) {
     int64_t r = ranges[innerParallel];
     int64_t budget = std::max<int64_t>(kMaxVectorElems / elems, 1);
