@@ -85,11 +85,12 @@ fuzz: build
 	mkdir -p build
 	$(PY) tests/fuzz/fuzzer.py --models 10000 --seed $(FUZZ_SEED) --jobs 2 --out build/fuzz
 
-# benchmark-only dependencies: the peers we measure against and the plot
-BENCH_PKGS := onnxruntime==1.31.1 onnx==1.23.2 matplotlib==3.11.2
+# benchmark-only dependencies: the peers we measure against and the plot (the models are
+# transformers classes: TEST_PKGS)
+BENCH_PKGS := onnxruntime==1.31.1 onnx==1.23.2 openvino==2026.4.1 matplotlib==3.11.2
 
 bench: build
-	$(PY) -m pip install -q --disable-pip-version-check $(BENCH_PKGS)
+	$(PY) -m pip install -q --disable-pip-version-check $(BENCH_PKGS) $(TEST_PKGS)
 	$(PY) benchmarks/micro.py --json benchmarks/micro.json
 	$(PY) benchmarks/lifecycle.py --json benchmarks/lifecycle.json
 	$(PY) benchmarks/suite.py --json benchmarks/results.json --plot benchmarks/ratios.png

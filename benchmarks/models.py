@@ -1,43 +1,76 @@
-"""The benchmark models, defined here from ``torch.nn`` (nothing is downloaded).
+"""The benchmark models: public architectures built from their published configs.
 
-Each entry of ``MODELS`` is a factory returning ``(model, make_input)``, where
-``make_input(batch)`` builds the input batch.  Weights are random (seeded by
-the caller); the shapes follow the published architectures:
+Nothing here is an architecture written for the benchmark. The transformers models are
+Hugging Face ``transformers`` classes built from their configs (the defaults of
+``BertConfig``, ``GPT2Config``, ``ViTConfig``, ``ResNetConfig``, ``ConvNextConfig`` and
+``MobileNetV2Config`` are BERT-base, GPT-2 small, ViT-base/16, ResNet-50, ConvNeXt-tiny and
+MobileNetV2 1.0 at 224 x 224), ``transformer_encoder`` is ``torch.nn.TransformerEncoder``
+(its fused inference fast path), ``mlp`` a ``torch.nn.Sequential``. Weights are random
+(seeded by the caller); nothing is downloaded (``HF_HUB_OFFLINE=1``).
+
+Each entry of ``MODELS`` is a factory returning ``(model, make_input)``: ``model`` takes
+tensors positionally and returns one tensor (the logits or the last hidden state of the
+Hugging Face output, through ``Main``), ``make_input(batch)`` the input batch:
 
 * ``mlp``: 784-1024-1024-10 with ReLU.
-* ``resnet18``: ResNet-18 (basic blocks [2, 2, 2, 2], widths 64-512) on 3x224x224.
-* ``mobilenet``: MobileNetV2 (inverted residual blocks, depthwise 3x3) on 3x224x224.
-* ``bert``: a BERT-base-shaped encoder: 12 post-norm layers, hidden 768, 12 heads,
-  FFN 3072, GELU, token + position embeddings, sequence 128.
-* ``gpt2``: a GPT-2-small-shaped decoder forward: 12 pre-norm layers, hidden 768,
-  12 heads, causal attention, GELU (tanh), tied 50257-token LM head, sequence 128.
+* ``mobilenet``: HF MobileNetV2 1.0, 224 x 224.
+* ``resnet50``: HF ResNet-50 (bottleneck blocks [3, 4, 6, 3]), 224 x 224.
+* ``convnext``: HF ConvNeXt-tiny, 224 x 224.
+* ``vit``: HF ViT-base, patch 16, 224 x 224 (197 tokens).
+* ``bert``: HF BERT-base, sequence 128, the last quarter of half the rows padded (mask).
+* ``gpt2``: HF GPT-2 small LM head, sequence 128 (logits over 50257 words).
+* ``llama``: HF Llama decoder, 8 layers, hidden 1024, 16 heads, prefill of 128 tokens.
+* ``whisper``: the encoder of HF Whisper-base (6 layers, d_model 512), 30 s of 80 mel bins.
+* ``transformer_encoder``: ``nn.TransformerEncoder``, 6 layers of width 512, 8 heads,
+  sequence 128 (the fused ``_transformer_encoder_layer_fwd`` path in eval/no-grad).
 
-``QUICK`` holds scaled-down versions of the same architectures for tests and
-``--quick`` runs.
+``QUICK`` holds the same classes with small configs for tests and ``--quick`` runs.
 """
 
 from __future__ import annotations
 
-import math
+import os
 from collections.abc import Callable
 
-import torch
-from torch import nn
-from torch.nn import functional as F
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+import torch  # noqa: E402
+import transformers as tf  # noqa: E402
+from torch import nn  # noqa: E402
 
 ModelFactory = Callable[[], tuple[nn.Module, Callable[[int], tuple[torch.Tensor, ...]]]]
 
 
-def calibrated(model: nn.Module, make_input: Callable[[int], tuple[torch.Tensor, ...]]) -> nn.Module:
-    """Gives BatchNorm layers the running statistics of real activations.
+class Main(nn.Module):
+    """A Hugging Face model called with its inputs by name, returning one output tensor."""
 
-    Freshly initialised BatchNorm (mean 0, variance 1) lets activations shrink layer after
+    def __init__(self, model: nn.Module, names: tuple[str, ...], output: str) -> None:
+        super().__init__()
+        self.model, self.names, self.output = model, names, output
+
+    def forward(self, *tensors: torch.Tensor) -> torch.Tensor:
+        return getattr(self.model(**dict(zip(self.names, tensors, strict=True))), self.output)
+
+
+def _hf(cls: type, config: Callable[[], tf.PretrainedConfig], names: tuple[str, ...],
+        output: str) -> nn.Module:
+    model = cls(config())
+    return Main(model, names, output)
+
+
+def calibrated(model: nn.Module, make_input: Callable[[int], tuple[torch.Tensor, ...]]) -> nn.Module:
+    """Gives batch norm layers the running statistics of real activations.
+
+    Freshly initialised batch norm (mean 0, variance 1) lets activations shrink layer after
     layer until the output is nearly constant, which would make both the benchmark and the
     error check meaningless; a trained network's statistics keep them normalised.
     """
-    for m in model.modules():
-        if isinstance(m, nn.BatchNorm2d):
-            m.momentum = None  # cumulative average over the calibration batches
+    norms = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+    if not norms:
+        return model.eval()
+    for m in norms:
+        m.momentum = None  # cumulative average over the calibration batches
     model.train()
     with torch.no_grad():
         for _ in range(2):
@@ -45,7 +78,23 @@ def calibrated(model: nn.Module, make_input: Callable[[int], tuple[torch.Tensor,
     return model.eval()
 
 
-# ------------------------------------------------------------------ MLP
+# ------------------------------------------------------------------ inputs
+def images(size: int) -> Callable[[int], tuple[torch.Tensor, ...]]:
+    return lambda b: (torch.randn(b, 3, size, size),)
+
+
+def tokens(vocab: int, seq: int, masked: bool = False) -> Callable[[int], tuple[torch.Tensor, ...]]:
+    def make(b: int) -> tuple[torch.Tensor, ...]:
+        ids = torch.randint(4, vocab, (b, seq))
+        if not masked:
+            return (ids,)
+        mask = torch.ones(b, seq, dtype=torch.long)
+        mask[: max(1, b // 2), -(seq // 4):] = 0  # padded rows
+        return ids, mask
+    return make
+
+
+# ------------------------------------------------------------------ factories
 def mlp(width: int = 1024, inputs: int = 784) -> ModelFactory:
     def make():
         model = nn.Sequential(nn.Linear(inputs, width), nn.ReLU(), nn.Linear(width, width),
@@ -54,195 +103,87 @@ def mlp(width: int = 1024, inputs: int = 784) -> ModelFactory:
     return make
 
 
-# ------------------------------------------------------------------ ResNet-18
-class BasicBlock(nn.Module):
-    def __init__(self, cin: int, cout: int, stride: int) -> None:
-        super().__init__()
-        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
-        self.bn1 = nn.BatchNorm2d(cout)
-        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
-        self.bn2 = nn.BatchNorm2d(cout)
-        self.down = None
-        if stride != 1 or cin != cout:
-            self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
-                                      nn.BatchNorm2d(cout))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        y = F.relu(self.bn1(self.conv1(x)))
-        y = self.bn2(self.conv2(y))
-        return F.relu(y + (x if self.down is None else self.down(x)))
-
-
-class ResNet(nn.Module):
-    def __init__(self, widths: tuple[int, ...] = (64, 128, 256, 512), blocks: int = 2,
-                 classes: int = 1000) -> None:
-        super().__init__()
-        self.stem = nn.Sequential(nn.Conv2d(3, widths[0], 7, 2, 3, bias=False),
-                                  nn.BatchNorm2d(widths[0]), nn.ReLU(), nn.MaxPool2d(3, 2, 1))
-        layers, cin = [], widths[0]
-        for i, w in enumerate(widths):
-            for j in range(blocks):
-                layers.append(BasicBlock(cin, w, 2 if i > 0 and j == 0 else 1))
-                cin = w
-        self.layers = nn.Sequential(*layers)
-        self.head = nn.Linear(cin, classes)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = self.layers(self.stem(x))
-        return self.head(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
-
-
-def resnet18(size: int = 224, widths: tuple[int, ...] = (64, 128, 256, 512)) -> ModelFactory:
+def vision(cls: type, config: Callable[[], tf.PretrainedConfig], size: int) -> ModelFactory:
     def make():
-        def make_input(b):
-            return (torch.randn(b, 3, size, size),)
-        return calibrated(ResNet(widths), make_input), make_input
+        make_input = images(size)
+        return calibrated(_hf(cls, config, ("pixel_values",), "logits"), make_input), make_input
     return make
 
 
-# ------------------------------------------------------------------ MobileNetV2
-class InvertedResidual(nn.Module):
-    def __init__(self, cin: int, cout: int, stride: int, expand: int) -> None:
-        super().__init__()
-        hidden = cin * expand
-        layers: list[nn.Module] = []
-        if expand != 1:
-            layers += [nn.Conv2d(cin, hidden, 1, bias=False), nn.BatchNorm2d(hidden), nn.ReLU6()]
-        layers += [nn.Conv2d(hidden, hidden, 3, stride, 1, groups=hidden, bias=False),
-                   nn.BatchNorm2d(hidden), nn.ReLU6(),
-                   nn.Conv2d(hidden, cout, 1, bias=False), nn.BatchNorm2d(cout)]
-        self.body = nn.Sequential(*layers)
-        self.residual = stride == 1 and cin == cout
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        y = self.body(x)
-        return x + y if self.residual else y
-
-
-class MobileNetV2(nn.Module):
-    # (expansion, channels, repeats, stride) of the published network
-    CONFIG = ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1),
-              (6, 160, 3, 2), (6, 320, 1, 1))
-
-    def __init__(self, width: float = 1.0, classes: int = 1000) -> None:
-        super().__init__()
-        cin = int(32 * width)
-        layers: list[nn.Module] = [nn.Conv2d(3, cin, 3, 2, 1, bias=False), nn.BatchNorm2d(cin),
-                                   nn.ReLU6()]
-        for t, c, n, s in self.CONFIG:
-            cout = int(c * width)
-            for i in range(n):
-                layers.append(InvertedResidual(cin, cout, s if i == 0 else 1, t))
-                cin = cout
-        last = int(1280 * max(1.0, width))
-        layers += [nn.Conv2d(cin, last, 1, bias=False), nn.BatchNorm2d(last), nn.ReLU6()]
-        self.features = nn.Sequential(*layers)
-        self.head = nn.Linear(last, classes)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = F.adaptive_avg_pool2d(self.features(x), 1)
-        return self.head(torch.flatten(x, 1))
-
-
-def mobilenet(size: int = 224, width: float = 1.0) -> ModelFactory:
+def text(cls: type, config: Callable[[], tf.PretrainedConfig], seq: int, output: str,
+         masked: bool = False) -> ModelFactory:
     def make():
-        def make_input(b):
-            return (torch.randn(b, 3, size, size),)
-        return calibrated(MobileNetV2(width), make_input), make_input
+        c = config()
+        names = ("input_ids", "attention_mask") if masked else ("input_ids",)
+        return _hf(cls, lambda: c, names, output), tokens(c.vocab_size, seq, masked)
     return make
 
 
-# ------------------------------------------------------------------ BERT-base
-class Bert(nn.Module):
-    def __init__(self, layers: int, hidden: int, heads: int, vocab: int, seq: int) -> None:
-        super().__init__()
-        self.tokens = nn.Embedding(vocab, hidden)
-        self.positions = nn.Embedding(seq, hidden)
-        self.norm = nn.LayerNorm(hidden)
-        layer = nn.TransformerEncoderLayer(hidden, heads, 4 * hidden, activation="gelu",
-                                           batch_first=True)
-        self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
-
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        pos = torch.arange(ids.shape[1])
-        return self.encoder(self.norm(self.tokens(ids) + self.positions(pos)))
-
-
-def bert(layers: int = 12, hidden: int = 768, heads: int = 12, vocab: int = 30522,
-         seq: int = 128) -> ModelFactory:
+def whisper(layers: int = 6, width: int = 512, heads: int = 8, frames: int = 3000,
+            mels: int = 80) -> ModelFactory:
     def make():
-        model = Bert(layers, hidden, heads, vocab, seq)
-        return model, lambda b: (torch.randint(0, vocab, (b, seq)),)
+        config = tf.WhisperConfig(d_model=width, encoder_layers=layers, decoder_layers=1,
+                                  encoder_attention_heads=heads, decoder_attention_heads=heads,
+                                  encoder_ffn_dim=4 * width, decoder_ffn_dim=4 * width,
+                                  num_mel_bins=mels, max_source_positions=frames // 2)
+        encoder = tf.WhisperForConditionalGeneration(config).get_encoder()
+        return Main(encoder, ("input_features",), "last_hidden_state"), \
+            lambda b: (torch.randn(b, mels, frames),)
     return make
 
 
-# ------------------------------------------------------------------ GPT-2 small
-class CausalSelfAttention(nn.Module):
-    def __init__(self, hidden: int, heads: int) -> None:
-        super().__init__()
-        self.heads = heads
-        self.qkv = nn.Linear(hidden, 3 * hidden)
-        self.proj = nn.Linear(hidden, hidden)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        b, t, c = x.shape
-        q, k, v = self.qkv(x).split(c, dim=2)
-        q, k, v = (y.view(b, t, self.heads, c // self.heads).transpose(1, 2) for y in (q, k, v))
-        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.shape[-1]))
-        mask = torch.ones(t, t, dtype=torch.bool).tril()
-        att = att.masked_fill(~mask, float("-inf")).softmax(dim=-1)
-        return self.proj((att @ v).transpose(1, 2).reshape(b, t, c))
-
-
-class GptBlock(nn.Module):
-    def __init__(self, hidden: int, heads: int) -> None:
-        super().__init__()
-        self.ln1 = nn.LayerNorm(hidden)
-        self.attn = CausalSelfAttention(hidden, heads)
-        self.ln2 = nn.LayerNorm(hidden)
-        self.mlp = nn.Sequential(nn.Linear(hidden, 4 * hidden), nn.GELU(approximate="tanh"),
-                                 nn.Linear(4 * hidden, hidden))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = x + self.attn(self.ln1(x))
-        return x + self.mlp(self.ln2(x))
-
-
-class Gpt2(nn.Module):
-    def __init__(self, layers: int, hidden: int, heads: int, vocab: int, seq: int) -> None:
-        super().__init__()
-        self.tokens = nn.Embedding(vocab, hidden)
-        self.positions = nn.Embedding(seq, hidden)
-        self.blocks = nn.Sequential(*[GptBlock(hidden, heads) for _ in range(layers)])
-        self.ln = nn.LayerNorm(hidden)
-
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        pos = torch.arange(ids.shape[1])
-        x = self.ln(self.blocks(self.tokens(ids) + self.positions(pos)))
-        return x @ self.tokens.weight.t()  # tied LM head
-
-
-def gpt2(layers: int = 12, hidden: int = 768, heads: int = 12, vocab: int = 50257,
-         seq: int = 128) -> ModelFactory:
+def transformer_encoder(layers: int = 6, width: int = 512, heads: int = 8,
+                        seq: int = 128) -> ModelFactory:
     def make():
-        model = Gpt2(layers, hidden, heads, vocab, seq)
-        return model, lambda b: (torch.randint(0, vocab, (b, seq)),)
+        layer = nn.TransformerEncoderLayer(width, heads, 4 * width, batch_first=True)
+        model = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        return model, lambda b: (torch.randn(b, seq, width),)
     return make
+
+
+def _bert(**kw) -> tf.BertConfig:
+    return tf.BertConfig(**kw)
+
+
+def _llama(**kw) -> tf.LlamaConfig:
+    base = dict(vocab_size=32000, hidden_size=1024, intermediate_size=2816,
+                num_hidden_layers=8, num_attention_heads=16, num_key_value_heads=16,
+                max_position_embeddings=2048, use_cache=False)
+    return tf.LlamaConfig(**{**base, **kw})
 
 
 MODELS: dict[str, ModelFactory] = {
     "mlp": mlp(),
-    "resnet18": resnet18(),
-    "mobilenet": mobilenet(),
-    "bert": bert(),
-    "gpt2": gpt2(),
+    "mobilenet": vision(tf.MobileNetV2ForImageClassification, tf.MobileNetV2Config, 224),
+    "resnet50": vision(tf.ResNetForImageClassification, tf.ResNetConfig, 224),
+    "convnext": vision(tf.ConvNextForImageClassification, tf.ConvNextConfig, 224),
+    "vit": vision(tf.ViTForImageClassification, tf.ViTConfig, 224),
+    "bert": text(tf.BertModel, _bert, 128, "last_hidden_state", masked=True),
+    "gpt2": text(tf.GPT2LMHeadModel, lambda: tf.GPT2Config(use_cache=False), 128, "logits"),
+    "llama": text(tf.LlamaForCausalLM, _llama, 128, "logits"),
+    "whisper": whisper(),
+    "transformer_encoder": transformer_encoder(),
 }
 
-# The same architectures, small enough for a test to compile and run them in seconds.
+# The same classes with small configs: a test compiles and runs each in seconds.
+_SMALL_TEXT = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                   intermediate_size=128)
 QUICK: dict[str, ModelFactory] = {
     "mlp": mlp(width=64, inputs=32),
-    "resnet18": resnet18(size=32, widths=(8, 16, 16, 32)),
-    "mobilenet": mobilenet(size=32, width=0.25),
-    "bert": bert(layers=2, hidden=64, heads=4, vocab=100, seq=16),
-    "gpt2": gpt2(layers=2, hidden=64, heads=4, vocab=100, seq=16),
+    "mobilenet": vision(tf.MobileNetV2ForImageClassification,
+                        lambda: tf.MobileNetV2Config(depth_multiplier=0.25, image_size=32), 32),
+    "resnet50": vision(tf.ResNetForImageClassification, lambda: tf.ResNetConfig(
+        embedding_size=8, hidden_sizes=[16, 32], depths=[1, 1], layer_type="bottleneck"), 32),
+    "convnext": vision(tf.ConvNextForImageClassification, lambda: tf.ConvNextConfig(
+        num_stages=2, hidden_sizes=[8, 16], depths=[1, 1], image_size=32), 32),
+    "vit": vision(tf.ViTForImageClassification, lambda: tf.ViTConfig(
+        image_size=32, patch_size=8, **_SMALL_TEXT), 32),
+    "bert": text(tf.BertModel, lambda: _bert(vocab_size=100, **_SMALL_TEXT), 16,
+                 "last_hidden_state", masked=True),
+    "gpt2": text(tf.GPT2LMHeadModel, lambda: tf.GPT2Config(
+        vocab_size=100, n_embd=64, n_layer=2, n_head=4, use_cache=False), 16, "logits"),
+    "llama": text(tf.LlamaForCausalLM, lambda: _llama(
+        vocab_size=100, num_key_value_heads=4, **_SMALL_TEXT), 16, "logits"),
+    "whisper": whisper(layers=2, width=64, heads=4, frames=32, mels=16),
+    "transformer_encoder": transformer_encoder(layers=2, width=64, heads=4, seq=16),
 }

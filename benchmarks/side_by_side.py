@@ -4,7 +4,7 @@ Each measurement compiles once, checks the result against eager, then calls popt
 eager in turn (`--repeats` single calls each) and reports the minimum (`--stat min`, the
 default: the least disturbed call on a shared machine) or median, and the ratio.
 
-    python benchmarks/side_by_side.py conv,dw,gemm,resnet18,mobilenet_q [--repeats 60]
+    python benchmarks/side_by_side.py conv,dw,gemm,resnet50,mobilenet_q [--repeats 60]
         [--threads 1] [--timings] [--clock cpu]
         [--env "POPTORCH_TILE_OPTIONS=min-parallel-cost=-1 pack-rhs=false,min-parallel-cost=-1"]
 

@@ -1,6 +1,11 @@
-"""The side-by-side benchmark suite: poptorch vs eager PyTorch, torch.compile and ONNX Runtime.
+"""The side-by-side benchmark suite: poptorch vs eager PyTorch, torch.compile (Inductor),
+ONNX Runtime and OpenVINO.
 
-For every model of ``models.py`` and batch size it measures, in this one process tree:
+The models (``models.py``) are public architectures at full size: Hugging Face
+``transformers`` classes built from their configs, ``torch.nn.TransformerEncoder`` and an
+MLP. OpenVINO runs at f32 (``openvino``) and, on hosts where its CPU plugin defaults to
+another precision (bf16 with AMX or AVX512-BF16), at that default (``openvino_default``).
+For every model and batch size it measures, in this one process tree:
 
 * compile cost per backend, each in a fresh subprocess (``--probe``): trace time,
   cold compile (empty caches), warm compile (the caches the cold run filled), and the peak
@@ -13,7 +18,7 @@ Results go to a JSON file and a PNG plot of the latency ratios (eager / backend:
 faster than eager).  ``make bench`` runs it with the default settings.
 
     python benchmarks/suite.py [--models mlp,bert] [--batches 1,8] [--repeats 20] [--quick]
-                               [--backends eager,poptorch,inductor,onnxruntime]
+                               [--backends eager,poptorch,inductor,onnxruntime,openvino]
                                [--json results.json] [--plot ratios.png]
 """
 
@@ -43,7 +48,7 @@ from models import MODELS, QUICK  # noqa: E402
 import poptorch  # noqa: E402
 
 THREADS = 2
-BACKENDS = ("eager", "poptorch", "inductor", "onnxruntime")
+BACKENDS = ("eager", "poptorch", "inductor", "onnxruntime", "openvino", "openvino_default")
 
 
 class PeakRss:
@@ -144,13 +149,60 @@ def compile_onnxruntime(model: torch.nn.Module, inputs: tuple, cache: str | None
     return run, {"trace_s": export_s, "compile_s": time.perf_counter() - start - export_s}
 
 
+def _openvino(precision: str | None) -> Callable[[torch.nn.Module, tuple, str | None],
+                                                 tuple[Callable, dict]]:
+    """OpenVINO's CPU plugin at 2 threads, one stream, latency mode. ``precision`` is its
+    inference precision hint ("f32"), or None for the plugin's default on this host (bf16
+    where the CPU has AMX or AVX512-BF16 and OpenVINO uses it, else f32)."""
+
+    def compile_openvino(model: torch.nn.Module, inputs: tuple,
+                         cache: str | None) -> tuple[Callable, dict]:
+        import openvino as ov
+
+        core = ov.Core()
+        if cache:
+            core.set_property({"CACHE_DIR": cache})
+        start = time.perf_counter()
+        with torch.no_grad(), contextlib.redirect_stdout(sys.stderr):
+            converted = ov.convert_model(model, example_input=inputs)
+        convert_s = time.perf_counter() - start
+        config = {"INFERENCE_NUM_THREADS": THREADS, "NUM_STREAMS": 1,
+                  "PERFORMANCE_HINT": "LATENCY"}
+        if precision:
+            config["INFERENCE_PRECISION_HINT"] = precision
+        compiled = core.compile_model(converted, "CPU", config)
+        request = compiled.create_infer_request()
+        feeds = [x.numpy() for x in inputs]
+
+        def run(*_: Any) -> torch.Tensor:
+            request.infer(feeds)
+            return torch.from_numpy(request.get_output_tensor(0).data.copy())
+
+        info = {"trace_s": convert_s, "compile_s": time.perf_counter() - start - convert_s,
+                "precision": str(compiled.get_property("INFERENCE_PRECISION_HINT"))}
+        return run, info
+
+    return compile_openvino
+
+
 COMPILERS = {"poptorch": compile_poptorch, "inductor": compile_inductor,
-             "onnxruntime": compile_onnxruntime}
+             "onnxruntime": compile_onnxruntime, "openvino": _openvino("f32"),
+             "openvino_default": _openvino(None)}
 
 
 def available(backend: str) -> bool:
-    need = {"onnxruntime": ("onnxruntime", "onnx")}.get(backend, ())
+    need = {"onnxruntime": ("onnxruntime", "onnx"), "openvino": ("openvino",),
+            "openvino_default": ("openvino",)}.get(backend, ())
     return all(importlib.util.find_spec(m) is not None for m in need)
+
+
+def openvino_default_precision() -> str | None:
+    """The inference precision OpenVINO's CPU plugin uses on this host by default."""
+    if not available("openvino"):
+        return None
+    import openvino as ov
+
+    return str(ov.Core().get_property("CPU", "INFERENCE_PRECISION_HINT"))
 
 
 # ------------------------------------------------------------------ compile probes (subprocesses)
@@ -239,7 +291,7 @@ def _quantile(xs: list[float], q: float) -> float:
 
 # ------------------------------------------------------------------ reporting
 def print_table(rows: list[dict], backends: list[str]) -> None:
-    print(f"\n{'model':10} {'batch':>5} {'backend':12} {'median ms':>10} {'spread ms':>10} "
+    print(f"\n{'model':19} {'batch':>5} {'backend':16} {'median ms':>10} {'spread ms':>10} "
           f"{'vs eager':>8} {'trace s':>8} {'cold s':>8} {'warm s':>8} {'peak MB':>8} {'max err':>9}")
     for r in rows:
         for b in backends:
@@ -247,9 +299,9 @@ def print_table(rows: list[dict], backends: list[str]) -> None:
             if not e:
                 continue
             if "median_ms" not in e:
-                print(f"{r['model']:10} {r['batch']:5d} {b:12} {e.get('error', 'failed')}")
+                print(f"{r['model']:19} {r['batch']:5d} {b:16} {e.get('error', 'failed')}")
                 continue
-            print(f"{r['model']:10} {r['batch']:5d} {b:12} {e['median_ms']:10.3f} "
+            print(f"{r['model']:19} {r['batch']:5d} {b:16} {e['median_ms']:10.3f} "
                   f"{e['spread_ms']:10.3f} {e['speedup_vs_eager']:8.2f} "
                   f"{_fmt(e.get('trace_s'))} {_fmt(e.get('cold_compile_s'))} "
                   f"{_fmt(e.get('warm_compile_s'))} {_fmt(e.get('peak_compile_mb'), 0)} "
@@ -260,6 +312,17 @@ def print_table(rows: list[dict], backends: list[str]) -> None:
             gm = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
             print(f"{b}: geometric mean speed-up vs eager {gm:.2f} over {len(ratios)} runs, "
                   f"min {min(ratios):.2f}")
+    # poptorch against each peer, on the rows where both ran
+    for b in backends:
+        if b in ("eager", "poptorch"):
+            continue
+        pairs = [(r["poptorch"]["median_ms"], r[b]["median_ms"]) for r in rows
+                 if "median_ms" in r.get("poptorch", {}) and "median_ms" in r.get(b, {})]
+        if pairs:
+            gm = math.exp(sum(math.log(o / p) for p, o in pairs) / len(pairs))
+            ahead = sum(p <= o for p, o in pairs)
+            print(f"poptorch vs {b}: geometric mean {gm:.2f}x, at or ahead on {ahead} of "
+                  f"{len(pairs)} runs")
 
 
 def print_markdown(rows: list[dict], backends: list[str]) -> None:
@@ -327,8 +390,15 @@ def main() -> None:
         return
     torch.set_num_threads(THREADS)
     backends = ["eager", *[b for b in args.backends.split(",") if b != "eager"]]
+    default_precision = openvino_default_precision()
+    if default_precision in (None, "f32") and "openvino_default" in backends:
+        # the plugin's default is f32 here: the same measurement as "openvino"
+        backends.remove("openvino_default")
     meta = {"torch": torch.__version__, "threads": THREADS, "quick": args.quick,
-            "repeats": args.repeats, "cpu": _cpu_name()}
+            "repeats": args.repeats, "cpu": _cpu_name(), "vector_extensions": _cpu_extensions(),
+            "openvino_default_precision": default_precision}
+    print(f"host: {meta['cpu']} ({' '.join(meta['vector_extensions'])}), {THREADS} threads",
+          file=sys.stderr)
     rows = []
     for name in args.models.split(","):
         for batch in (int(b) for b in args.batches.split(",")):
@@ -346,6 +416,17 @@ def main() -> None:
     if args.plot and importlib.util.find_spec("matplotlib"):
         plot(rows, backends, args.plot)
         print(f"plot: {args.plot}")
+
+
+def _cpu_extensions() -> list[str]:
+    """The vector extensions of this CPU that matter to the code generators."""
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
+                return sorted(f for f in flags if f in {"avx2", "fma"} or
+                              f.startswith(("avx512", "amx", "avx_vnni")))
+    return []
 
 
 def _cpu_name() -> str:
