@@ -190,12 +190,25 @@ struct StridedReadsPass
     RewritePatternSet patterns(&getContext());
     patterns.add<StridedTransferRead, OneElementTransferRead, StridedGather>(
         &getContext());
-    // A transfer whose vector ends in unit dims (a tile of a copy into
-    // (576, 8, 3136, 1)) is unrolled by convert-vector-to-scf into one
-    // scalar access per element; without them it is one vector access.
-    vector::populateDropInnerMostUnitDimsXferOpPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      signalPassFailure();
+      return signalPassFailure();
+    // A transfer whose vector ends in unit dims after a wider one (a tile of
+    // a copy into (576, 8, 3136, 1)) is unrolled by convert-vector-to-scf
+    // into one scalar access per element; without them it is one vector
+    // access. (Not one of unit dims only: that would become a 0-d transfer,
+    // which convert-vector-to-scf leaves alone.)
+    SmallVector<Operation *> trailingUnit;
+    getOperation()->walk([&](VectorTransferOpInterface xfer) {
+      ArrayRef<int64_t> shape = xfer.getVectorType().getShape();
+      if (shape.size() > 1 && shape.back() == 1 &&
+          llvm::any_of(shape, [](int64_t s) { return s > 1; }))
+        trailingUnit.push_back(xfer);
+    });
+    RewritePatternSet dropUnit(&getContext());
+    vector::populateDropInnerMostUnitDimsXferOpPatterns(dropUnit);
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingOps);
+    (void)applyOpPatternsGreedily(trailingUnit, std::move(dropUnit), config);
   }
 };
 } // namespace

@@ -121,6 +121,11 @@ int64_t blockRows(int64_t extent) {
 /// use; bigger iteration spaces are tiled further.
 constexpr int64_t kMaxVectorElems = 4096;
 
+/// A transposing tile's input rows may step over at most this many elements
+/// of short trailing dims (see tileGeneric): each row is then read with that
+/// stride, one load per element.
+constexpr int64_t kMaxShortTransposeElems = 16;
+
 /// B operands of contractions whose rows are at least this far apart get
 /// their column tiles packed (packRhsPanel): unpacked, the k x nr panel is
 /// one cache line out of every row of B, and rows a power of two (or a small
@@ -1245,25 +1250,52 @@ void tileGeneric(RewriterBase &rewriter, linalg::LinalgOp op,
   // than the output's) would load each vector element from another cache
   // line. Square target.lanes x target.lanes tiles instead read whole rows of
   // the input and transpose them in registers (vector.transpose, shuffles).
+  // Input dims after the square's that are short (a kernel's 3 x 3 window in
+  // a (F, C, KH, KW) -> (KH, KW, C, F) weight re-layout, 9 elements apart in
+  // C) become the innermost tile loops, so that the rows a square reads stay
+  // in cache for all of them: with the vector along F, every element was a
+  // load from another row 18 KB away, all in two sets of the L1 cache.
+  SmallVector<int64_t> interchange;
   if (innerParallel >= 0 && elems == 1)
     for (OpOperand *in : op.getDpsInputOperands()) {
-      // The input's fastest-varying dim. (When it or the output's is a unit
-      // dim, the 16x16 transpose lowering does not apply: the vectors run
-      // along innerParallel.)
+      // (When the output's fastest dim is a unit dim, the 16x16 transpose
+      // lowering does not apply: the vectors run along innerParallel.)
       AffineMap map = op.getMatchingIndexingMap(in);
-      if (map.getNumResults() == 0)
+      if (map.getNumResults() == 0 ||
+          (innerParallel < (int)nLoops - 1 && ranges.back() == 1))
         continue;
-      auto last = dyn_cast<AffineDimExpr>(map.getResults().back());
-      if (!last || (innerParallel < (int)nLoops - 1 && ranges.back() == 1))
+      SmallVector<unsigned> shortDims;
+      int64_t shortElems = 1;
+      std::optional<unsigned> square;
+      for (AffineExpr e : llvm::reverse(map.getResults())) {
+        auto dim = dyn_cast<AffineDimExpr>(e);
+        if (!dim)
+          break;
+        unsigned d = dim.getPosition();
+        if (ranges[d] >= target.lanes || (int)d == innerParallel ||
+            iters[d] != utils::IteratorType::parallel) {
+          square = d;
+          break;
+        }
+        shortDims.push_back(d);
+        shortElems *= ranges[d];
+      }
+      if (!square || (int)*square == innerParallel ||
+          iters[*square] != utils::IteratorType::parallel ||
+          ranges[*square] % target.lanes != 0 ||
+          ranges[innerParallel] % target.lanes != 0 ||
+          shortElems > kMaxShortTransposeElems)
         continue;
-      unsigned d = last.getPosition();
-      if ((int)d == innerParallel ||
-          iters[d] != utils::IteratorType::parallel ||
-          ranges[d] % target.lanes != 0 ||
-          ranges[innerParallel] % target.lanes != 0)
-        continue;
-      sizes[d] = target.lanes;
+      sizes[*square] = target.lanes;
       sizes[innerParallel] = target.lanes;
+      for (unsigned d : shortDims)
+        sizes[d] = 1;
+      if (!shortDims.empty()) {
+        for (unsigned d = 0; d < nLoops; ++d)
+          if (!llvm::is_contained(shortDims, d))
+            interchange.push_back(d);
+        interchange.append(shortDims.rbegin(), shortDims.rend());
+      }
       break;
     }
   if (llvm::none_of(sizes, [](int64_t s) { return s != 0; }))
@@ -1273,7 +1305,8 @@ void tileGeneric(RewriterBase &rewriter, linalg::LinalgOp op,
             tileGeneric(rewriter, inner, /*minParallelCost=*/-1);
           }))
     return;
-  FailureOr<scf::SCFTilingResult> tiled = tileSequentially(rewriter, op, sizes);
+  FailureOr<scf::SCFTilingResult> tiled =
+      tileSequentially(rewriter, op, sizes, interchange);
   if (succeeded(tiled))
     peelPartialTiles(rewriter, tiled->loops);
 }

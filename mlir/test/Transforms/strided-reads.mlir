@@ -95,3 +95,17 @@ func.func @trailing_unit_write(%arg0: memref<8x96x1xf32>, %v: vector<1x64x1xf32>
   vector.transfer_write %v, %arg0[%i, %c0, %c0] {in_bounds = [true, true, true]} : vector<1x64x1xf32>, memref<8x96x1xf32>
   return
 }
+
+// -----
+
+// A transfer of unit dims only keeps them: dropped, it became a 0-d transfer
+// that convert-vector-to-scf left for the LLVM conversion, which failed (HF
+// EfficientNet).
+// CHECK-LABEL: func.func @all_unit_write
+// CHECK-NOT: memref.subview
+// CHECK: vector.transfer_write %{{.*}} : vector<1x1xf32>, memref<320x1xf32>
+func.func @all_unit_write(%arg0: memref<320x1xf32>, %v: vector<1x1xf32>, %i: index) {
+  %c0 = arith.constant 0 : index
+  vector.transfer_write %v, %arg0[%i, %c0] {in_bounds = [true, true]} : vector<1x1xf32>, memref<320x1xf32>
+  return
+}

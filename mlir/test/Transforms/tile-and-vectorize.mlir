@@ -209,6 +209,22 @@ func.func @unit_inner_transpose(%a: tensor<1x64x96xf32>) -> tensor<96x64x1xf32> 
   %t = linalg.transpose ins(%a : tensor<1x64x96xf32>) outs(%e : tensor<96x64x1xf32>) permutation = [2, 1, 0]
   return %t : tensor<96x64x1xf32>
 }
+// A convolution kernel's re-layout (F, C, 3, 3) -> (3, 3, C, F): 16x16
+// squares over C and F, with the 3 x 3 window as the innermost loops (the
+// rows a square reads stay in cache for all nine), transposed in registers.
+// CHECK-LABEL: func.func @weight_relayout
+// CHECK: scf.for {{.*}} to %c32 step %c16
+// CHECK: scf.for {{.*}} to %c64 step %c16
+// CHECK: scf.for {{.*}} to %c3 step %c1
+// CHECK: scf.for {{.*}} to %c3 step %c1
+// CHECK: vector.transfer_read {{.*}} : tensor<64x32x3x3xf32>, vector<16x16x1x1xf32>
+// CHECK: vector.shuffle
+// CHECK: vector.transfer_write {{.*}} : vector<1x1x16x16xf32>, tensor<3x3x32x64xf32>
+func.func @weight_relayout(%a: tensor<64x32x3x3xf32>) -> tensor<3x3x32x64xf32> {
+  %e = tensor.empty() : tensor<3x3x32x64xf32>
+  %t = linalg.transpose ins(%a : tensor<64x32x3x3xf32>) outs(%e : tensor<3x3x32x64xf32>) permutation = [2, 3, 1, 0]
+  return %t : tensor<3x3x32x64xf32>
+}
 // The window of a depthwise convolution with a 1x1 output, a slice of
 // (2, 144, 3, 3): the channels are 9 elements apart, so no vector runs along
 // them (64-element gathers of it took LLVM 47 s for a small MobileNetV2).
