@@ -179,7 +179,7 @@ def _openvino(precision: str | None) -> Callable[[torch.nn.Module, tuple, str | 
             return torch.from_numpy(request.get_output_tensor(0).data.copy())
 
         info = {"trace_s": convert_s, "compile_s": time.perf_counter() - start - convert_s,
-                "precision": str(compiled.get_property("INFERENCE_PRECISION_HINT"))}
+                "precision": compiled.get_property("INFERENCE_PRECISION_HINT").get_type_name()}
         return run, info
 
     return compile_openvino
@@ -202,7 +202,7 @@ def openvino_default_precision() -> str | None:
         return None
     import openvino as ov
 
-    return str(ov.Core().get_property("CPU", "INFERENCE_PRECISION_HINT"))
+    return ov.Core().get_property("CPU", "INFERENCE_PRECISION_HINT").get_type_name()
 
 
 # ------------------------------------------------------------------ compile probes (subprocesses)
