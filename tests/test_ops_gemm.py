@@ -80,6 +80,20 @@ def test_matmul_transposed_operands(transpose: str, dtype: torch.dtype) -> None:
     check(fn, a, b, **_tol(dtype))
 
 
+@pytest.mark.parametrize("batch_dims", [(6,), (3, 5)], ids=["b6", "b3x5"])
+@dtypes([torch.float32, torch.float64, torch.int64])
+def test_matmul_transposed_batch_with_matrix(batch_dims: tuple, dtype: torch.dtype) -> None:
+    # A non-contiguous batched lhs with a matrix: torch.matmul expands the matrix over the
+    # batch and calls bmm (nn.MultiheadAttention's in-projection of a batch_first input);
+    # it is one matmul of the folded rows.
+    a, w = sample((7, *batch_dims, 20), dtype), sample((20, 33), dtype)
+
+    def fn(x, y):
+        return torch.matmul(x.movedim(0, -2), y)
+
+    check(fn, a, w, **_tol(dtype))
+
+
 @dtypes([torch.float32, torch.float64])
 def test_linear_parameter_weight(dtype: torch.dtype) -> None:
     # The weight is a parameter (stored transposed at compile time) and the

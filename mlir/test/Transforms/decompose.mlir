@@ -26,6 +26,22 @@ func.func @linear_vector_weight(%x: tensor<2x3x4xf32>, %w: tensor<4xf32>) -> ten
 
 // -----
 
+// A batched lhs with one matrix expanded over its batch: one matmul of the
+// folded rows, not a bmm of copies of the matrix.
+// CHECK-LABEL: func.func @matmul_broadcast_rhs
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8x16xf32>, %[[W:.*]]: tensor<16x32xf32>)
+// CHECK: %[[A:.*]] = poptorch.reshape %[[X]] : tensor<4x8x16xf32> -> tensor<32x16xf32>
+// CHECK: %[[MM:.*]] = poptorch.matmul %[[A]], %[[W]] : (tensor<32x16xf32>, tensor<16x32xf32>) -> tensor<32x32xf32>
+// CHECK: %[[R:.*]] = poptorch.reshape %[[MM]] : tensor<32x32xf32> -> tensor<4x8x32xf32>
+// CHECK: return %[[R]]
+func.func @matmul_broadcast_rhs(%x: tensor<4x8x16xf32>, %w: tensor<16x32xf32>) -> tensor<4x8x32xf32> {
+  %e = poptorch.expand %w : tensor<16x32xf32> -> tensor<4x16x32xf32>
+  %0 = poptorch.matmul %x, %e : (tensor<4x8x16xf32>, tensor<4x16x32xf32>) -> tensor<4x8x32xf32>
+  return %0 : tensor<4x8x32xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @addmm
 // CHECK-SAME: (%[[I:.*]]: tensor<5xf32>, %[[A:.*]]: tensor<3x4xf32>, %[[B:.*]]: tensor<4x5xf32>)
 // CHECK-DAG: %[[BETA:.*]] = poptorch.constant dense<2.000000e+00> : tensor<f32>
