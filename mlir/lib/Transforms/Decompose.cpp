@@ -461,13 +461,16 @@ struct PoptorchDecomposePass
 
 void mlir::poptorch::populatePoptorchDecomposePatterns(
     RewritePatternSet &patterns) {
-  patterns
-      .add<DecomposeTranspose, DecomposeLinear, DecomposeAddmm,
-           MatmulOfBroadcastRhs, DecomposeClamp, DecomposeLayerNorm,
-           DecomposeBatchNorm, DecomposeSoftmax<SoftmaxOp, SoftmaxKind::Plain>,
-           DecomposeSoftmax<LogSoftmaxOp, SoftmaxKind::Log>,
-           DecomposeSoftmax<SafeSoftmaxOp, SoftmaxKind::Safe>, DecomposeSdpa,
-           DecomposeReduceMean, PowOfConstant>(patterns.getContext());
+  patterns.add<DecomposeTranspose, DecomposeLinear, DecomposeAddmm,
+               DecomposeClamp, DecomposeLayerNorm, DecomposeBatchNorm,
+               DecomposeSoftmax<SoftmaxOp, SoftmaxKind::Plain>,
+               DecomposeSoftmax<LogSoftmaxOp, SoftmaxKind::Log>,
+               DecomposeSoftmax<SafeSoftmaxOp, SoftmaxKind::Safe>,
+               DecomposeSdpa, DecomposeReduceMean, PowOfConstant>(
+      patterns.getContext());
+  // Not a decomposition: a matmul of copies of one matrix as the matmul of
+  // that matrix.
+  patterns.add<MatmulOfBroadcastRhs>(patterns.getContext());
   // Not a decomposition: the layout a convolution's lowering reads its
   // weight in, asked for here so that prepacking can provide it.
   patterns.add<ChannelsLastConvolutionWeight>(patterns.getContext());
