@@ -168,3 +168,16 @@ def test_guarded_value_becomes_a_constant_of_the_trace():
     graph = poptorch.trace(fn, x)
     assert len(graph.guards) == 1
     assert_matches(graph.compile()(x), fn(x))
+
+
+def test_exported_program_keeps_its_guards(tmp_path):
+    # A model that reads a value while tracing (HF BERT's padding mask does) exports the
+    # guard with the program: the loaded executable checks it like the compiled one (the
+    # guard's program result was unknown to it: a KeyError on load).
+    model = poptorch.inferenceModel(Fn(branchy))
+    x = torch.ones(4)
+    path = str(tmp_path / "branchy.poptorch")
+    model.compileAndExport(path, x)
+    loaded = poptorch.load(path)
+    assert_matches(loaded(x), branchy(x))
+    assert_matches(loaded(-x), branchy(-x))  # the other branch: a variant is compiled

@@ -28,7 +28,7 @@ FORMAT = "poptorch-export-1"
 
 _GRAPH_FIELDS = ("mlir", "signature", "output_treespec", "output_leaves", "buffer_update_args",
                  "num_output_results", "output_results", "num_ops", "trace_seconds",
-                 "random_state_arg")
+                 "random_state_arg", "guards")
 
 
 def export(executor: Any, path: str | os.PathLike[str], export_model: bool = True,
