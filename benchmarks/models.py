@@ -53,10 +53,8 @@ class Main(nn.Module):
         return getattr(self.model(**dict(zip(self.names, tensors, strict=True))), self.output)
 
 
-def _hf(cls: type, config: Callable[[], tf.PretrainedConfig], names: tuple[str, ...],
-        output: str) -> nn.Module:
-    model = cls(config())
-    return Main(model, names, output)
+def _hf(cls: type, config: tf.PretrainedConfig, names: tuple[str, ...], output: str) -> nn.Module:
+    return Main(cls(config), names, output)
 
 
 def calibrated(model: nn.Module, make_input: Callable[[int], tuple[torch.Tensor, ...]]) -> nn.Module:
@@ -106,7 +104,7 @@ def mlp(width: int = 1024, inputs: int = 784) -> ModelFactory:
 def vision(cls: type, config: Callable[[], tf.PretrainedConfig], size: int) -> ModelFactory:
     def make():
         make_input = images(size)
-        return calibrated(_hf(cls, config, ("pixel_values",), "logits"), make_input), make_input
+        return calibrated(_hf(cls, config(), ("pixel_values",), "logits"), make_input), make_input
     return make
 
 
@@ -115,7 +113,7 @@ def text(cls: type, config: Callable[[], tf.PretrainedConfig], seq: int, output:
     def make():
         c = config()
         names = ("input_ids", "attention_mask") if masked else ("input_ids",)
-        return _hf(cls, lambda: c, names, output), tokens(c.vocab_size, seq, masked)
+        return _hf(cls, c, names, output), tokens(c.vocab_size, seq, masked)
     return make
 
 

@@ -1255,14 +1255,14 @@ void tileGeneric(RewriterBase &rewriter, linalg::LinalgOp op,
   // C) become the innermost tile loops, so that the rows a square reads stay
   // in cache for all of them: with the vector along F, every element was a
   // load from another row 18 KB away, all in two sets of the L1 cache.
+  // (When the output's fastest dim is a unit dim, the 16x16 transpose
+  // lowering does not apply: the vectors run along innerParallel.)
   SmallVector<int64_t> interchange;
-  if (innerParallel >= 0 && elems == 1)
+  bool unitInnermost = innerParallel < (int)nLoops - 1 && ranges.back() == 1;
+  if (innerParallel >= 0 && elems == 1 && !unitInnermost)
     for (OpOperand *in : op.getDpsInputOperands()) {
-      // (When the output's fastest dim is a unit dim, the 16x16 transpose
-      // lowering does not apply: the vectors run along innerParallel.)
       AffineMap map = op.getMatchingIndexingMap(in);
-      if (map.getNumResults() == 0 ||
-          (innerParallel < (int)nLoops - 1 && ranges.back() == 1))
+      if (map.getNumResults() == 0)
         continue;
       SmallVector<unsigned> shortDims;
       int64_t shortElems = 1;
@@ -1273,15 +1273,14 @@ void tileGeneric(RewriterBase &rewriter, linalg::LinalgOp op,
           break;
         unsigned d = dim.getPosition();
         if (ranges[d] >= target.lanes || (int)d == innerParallel ||
-            iters[d] != utils::IteratorType::parallel) {
+            !isParallel(d)) {
           square = d;
           break;
         }
         shortDims.push_back(d);
         shortElems *= ranges[d];
       }
-      if (!square || (int)*square == innerParallel ||
-          iters[*square] != utils::IteratorType::parallel ||
+      if (!square || (int)*square == innerParallel || !isParallel(*square) ||
           ranges[*square] % target.lanes != 0 ||
           ranges[innerParallel] % target.lanes != 0 ||
           shortElems > kMaxShortTransposeElems)
