@@ -68,6 +68,47 @@ def test_linear_and_conv_accumulate_like_eager(dtype: torch.dtype) -> None:
                                 (x.double(),))
 
 
+class Addmm(torch.nn.Module):
+    def forward(self, c: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return torch.addmm(c, a, b)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_bias_added_before_the_one_rounding(dtype: torch.dtype) -> None:
+    """Linear and addmm add the bias to the f32 accumulator and round once, as eager does.
+
+    Rounding the product first is up to half an ulp of the product off, which near
+    cancellation (product ~ -bias) is many ulps of the result: the outputs are compared
+    with the once-rounded f32 result to within one ulp of the output itself."""
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(64, 512).to(dtype).eval()
+    x = torch.randn(16, 64).to(dtype)
+    with torch.no_grad():
+        product = x.float() @ lin.weight.float().t()
+        lin.bias.copy_(-product[3])  # row 3 cancels to (nearly) zero
+        once = (product + lin.bias.float()).to(dtype)
+    out = poptorch.inferenceModel(lin)(x)
+    torch.testing.assert_close(out.float(), once.float(), rtol=torch.finfo(dtype).eps, atol=1e-6)
+    c, a, b = lin.bias, x, lin.weight.t().contiguous()
+    out = poptorch.inferenceModel(Addmm())(c, a, b)
+    torch.testing.assert_close(out.float(), once.float(), rtol=torch.finfo(dtype).eps, atol=1e-6)
+
+
+@pytest.mark.parametrize("columns", [17, 529, 1041])
+def test_bf16_tiles_of_odd_width(columns: int) -> None:
+    """Partial column tiles of 8k + 1 bfloat16 (GPT-2's 50257-column head) compile and match.
+
+    LLVM's X86 backend aborted on copies of such vectors on AVX512-BF16 hosts."""
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(64, columns).bfloat16().eval()
+    for rows in (16, 128):
+        x = torch.randn(rows, 64).bfloat16()
+        with torch.no_grad():
+            expected = lin(x)
+        torch.testing.assert_close(poptorch.inferenceModel(lin)(x), expected,
+                                   rtol=1.6e-2, atol=1e-2)
+
+
 @pytest.mark.parametrize("name", sorted(QUICK))
 def test_half_models(name: str) -> None:
     """``model.half()`` runs, with the same output dtype as eager and eager-like accuracy."""

@@ -68,6 +68,12 @@ int64_t hostVectorBits() {
   return features.lookup("avx512f") ? 512 : 256;
 }
 
+/// Whether the host has AVX512-BF16's dot products (vdpbf16ps): Intel from
+/// Cooper Lake and Sapphire Rapids, AMD from Zen 4.
+bool hostHasBF16Dot() {
+  return llvm::sys::getHostCPUFeatures().lookup("avx512bf16");
+}
+
 /// The vector width the code generator targets: the host's, or the
 /// vector-bits of POPTORCH_TILE_OPTIONS (see below) when it names one, so
 /// that weight panels and register blocks agree.
@@ -96,6 +102,8 @@ std::string tileAndVectorizeStage() {
     options = env;
   if (options.find("vector-bits") == std::string::npos)
     options += " vector-bits=" + std::to_string(targetVectorBits());
+  if (options.find("bf16-dot") == std::string::npos)
+    options += hostHasBF16Dot() ? " bf16-dot=true" : " bf16-dot=false";
   return "builtin.module(poptorch-tile-and-vectorize{" + options +
          "}, canonicalize, cse)";
 }
@@ -170,7 +178,8 @@ mlir::poptorch::getCompilePipelineStages() {
            // runs on 2 cores).
            "func.func(lower-affine, convert-scf-to-cf, "
            "expand-strided-metadata, lower-affine, convert-math-to-llvm), "
-           "convert-math-to-libm, func.func(convert-vector-to-llvm), "
+           "convert-math-to-libm, "
+           "func.func(convert-vector-to-llvm{enable-x86vector=true}), "
            // Buffers come from the runtime's pool (csrc/bridge/BufferPool):
            // a program allocates the same sizes on every call.
            "finalize-memref-to-llvm{use-generic-functions=true}, "

@@ -65,12 +65,19 @@ struct DecomposeLinear : public OpRewritePattern<LinearOp> {
                                  ArrayRef<int64_t>{1, 0});
       mmShape.push_back(wTy.getShape()[0]);
     }
-    auto mmTy = op.getType().clone(mmShape);
-    Value mm = MatmulOp::create(rewriter, loc, mmTy, input, weight);
-    Value result = mm;
+    // f16/bf16 products stay in their f32 accumulator for the bias and are
+    // rounded once, as eager's linear does (a rounded product plus bias can
+    // be a whole ulp of the product off near cancellation).
+    Ops o{rewriter, loc};
+    Type elem = op.getType().getElementType();
+    Type acc = op.getBias() ? computeElem(elem) : elem;
+    Value result = MatmulOp::create(
+        rewriter, loc, RankedTensorType::get(mmShape, acc), input, weight);
     if (Value bias = op.getBias())
-      result = AddOp::create(rewriter, loc, op.getType(), mm, bias,
-                             llvm::APFloat(1.0));
+      result =
+          o.cast(AddOp::create(rewriter, loc, op.getType().clone(acc), result,
+                               o.cast(bias, acc), llvm::APFloat(1.0)),
+                 elem);
     if (result.getType() != op.getType())
       return rewriter.notifyMatchFailure(op, "unexpected result shape");
     rewriter.replaceOp(op, result);
@@ -134,19 +141,24 @@ struct DecomposeAddmm : public OpRewritePattern<AddmmOp> {
     Type elem = resTy.getElementType();
     double alpha = op.getAlpha().convertToDouble();
     double beta = op.getBeta().convertToDouble();
-    Value mm = MatmulOp::create(rewriter, loc, resTy, op.getLhs(), op.getRhs());
+    // f16/bf16 products stay in their f32 accumulator until the one
+    // rounding at the end, as in eager's addmm.
+    Type acc = computeElem(elem);
+    Value mm = MatmulOp::create(rewriter, loc, resTy.clone(acc), op.getLhs(),
+                                op.getRhs());
     if (alpha != 1.0)
-      mm = MulOp::create(rewriter, loc, resTy, mm, o.cst(elem, alpha));
+      mm = o.mul(mm, o.cst(acc, alpha));
     // beta == 0 ignores the input entirely (NaN/inf there do not propagate).
     if (beta == 0.0) {
-      rewriter.replaceOp(op, mm);
+      rewriter.replaceOp(op, o.cast(mm, elem));
       return success();
     }
-    Value input = op.getInput();
+    Value input = o.cast(op.getInput(), acc);
     if (beta != 1.0)
-      input = o.mul(input, o.cst(elem, beta));
-    rewriter.replaceOpWithNewOp<AddOp>(op, resTy, input, mm,
-                                       llvm::APFloat(1.0));
+      input = o.mul(input, o.cst(acc, beta));
+    Value sum = AddOp::create(rewriter, loc, resTy.clone(acc), input, mm,
+                              llvm::APFloat(1.0));
+    rewriter.replaceOp(op, o.cast(sum, elem));
     return success();
   }
 };

@@ -15,6 +15,21 @@ func.func @linear(%x: tensor<4x16xf32>, %w: tensor<32x16xf32>, %b: tensor<32xf32
 
 // -----
 
+// A bf16 product stays in its f32 accumulator for the bias: one rounding, as
+// eager's linear (and addmm) do.
+// CHECK-LABEL: func.func @linear_bf16
+// CHECK: %[[MM:.*]] = poptorch.matmul %{{.*}}, %{{.*}} : (tensor<4x16xbf16>, tensor<16x32xbf16>) -> tensor<4x32xf32>
+// CHECK: %[[B32:.*]] = poptorch.cast %{{.*}} : tensor<32xbf16> -> tensor<32xf32>
+// CHECK: %[[SUM:.*]] = poptorch.add %[[MM]], %[[B32]] : (tensor<4x32xf32>, tensor<32xf32>) -> tensor<4x32xf32>
+// CHECK: %[[R:.*]] = poptorch.cast %[[SUM]] : tensor<4x32xf32> -> tensor<4x32xbf16>
+// CHECK: return %[[R]]
+func.func @linear_bf16(%x: tensor<4x16xbf16>, %w: tensor<32x16xbf16>, %b: tensor<32xbf16>) -> tensor<4x32xbf16> {
+  %0 = poptorch.linear %x, %w bias %b : (tensor<4x16xbf16>, tensor<32x16xbf16>, tensor<32xbf16>) -> tensor<4x32xbf16>
+  return %0 : tensor<4x32xbf16>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @linear_vector_weight
 // CHECK-NOT: poptorch.permute
 // CHECK: poptorch.matmul %{{.*}}, %{{.*}} : (tensor<2x3x4xf32>, tensor<4xf32>) -> tensor<2x3xf32>

@@ -107,13 +107,17 @@ def PoptorchTileAndVectorize : Pass<"poptorch-tile-and-vectorize", "ModuleOp"> {
            "Width of the target's vector registers: 512 (AVX-512: 16 f32 "
            "lanes, 32 registers) or 256 (AVX2: 8 lanes, 16 registers). It "
            "sets the vector sizes and the register blocks of contractions "
-           "and convolutions; the compiler passes the host's">
+           "and convolutions; the compiler passes the host's">,
+    Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
+           "Lower contractions of bfloat16 matrices into an f32 accumulator "
+           "to AVX512-BF16 dot products (vdpbf16ps) instead of widening "
+           "FMAs; the compiler passes whether the host has them">
   ];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect", "::mlir::tensor::TensorDialect",
     "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
-    "::mlir::ub::UBDialect"
+    "::mlir::ub::UBDialect", "::mlir::x86vector::X86VectorDialect"
   ];
 }
 

@@ -119,9 +119,13 @@ LogicalResult MatmulOp::verify() {
   auto l = rtt(getLhs()), r = rtt(getRhs());
   if (l.getRank() == 0 || r.getRank() == 0)
     return emitOpError("operands must be at least 1-D");
-  if (l.getElementType() != r.getElementType() ||
-      l.getElementType() != getType().getElementType())
-    return emitOpError("operands and result must share one element type");
+  Type elem = l.getElementType(), res = getType().getElementType();
+  // f16/bf16 operands may give their f32 accumulator unrounded (a linear
+  // layer's bias is added before the one rounding, as eager's addmm does).
+  if (elem != r.getElementType() ||
+      (elem != res && !((elem.isF16() || elem.isBF16()) && res.isF32())))
+    return emitOpError("operands and result must share one element type "
+                       "(or f16/bf16 operands an f32 result)");
   int64_t k1 = l.getShape().back();
   int64_t k2 =
       r.getRank() == 1 ? r.getShape()[0] : r.getShape()[r.getRank() - 2];

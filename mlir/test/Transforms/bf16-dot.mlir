@@ -1,0 +1,70 @@
+// poptorch-tile-and-vectorize{bf16-dot=true}: register tiles of bfloat16
+// contractions into an f32 accumulator become AVX512-BF16 dot products
+// (vdpbf16ps), each over a pair of k; without the option (hosts without
+// AVX512-BF16) they widen to f32 FMAs. Shapes the instruction does not fit
+// keep the FMAs.
+// RUN: poptorch-opt %s -split-input-file --poptorch-tile-and-vectorize=bf16-dot=true --canonicalize --cse | FileCheck %s
+// RUN: poptorch-opt %s -split-input-file --poptorch-tile-and-vectorize --canonicalize --cse | FileCheck %s --check-prefix=FMA
+// RUN: poptorch-opt %s -split-input-file --poptorch-tile-and-vectorize=bf16-dot=true --canonicalize --cse --convert-vector-to-llvm=enable-x86vector=true | FileCheck %s --check-prefix=LLVM
+
+// An 8 x 32 block over k tiles of 8: four pairs of k, each with the rhs rows
+// interleaved (two shuffles of 32 columns into pairs) and 8 rows x 2
+// registers of dot products.
+// CHECK-LABEL: func.func @matmul_bf16
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8x32xf32>)
+// CHECK: vector.shuffle {{.*}} [0, 32, 1, 33, 2, 34
+// CHECK: vector.shuffle {{.*}} [16, 48, 17, 49
+// CHECK: vector.bitcast {{.*}} : vector<2xbf16> to vector<1xi32>
+// CHECK: vector.broadcast {{.*}} : i32 to vector<16xi32>
+// CHECK: vector.bitcast {{.*}} : vector<16xi32> to vector<32xbf16>
+// CHECK-COUNT-64: x86vector.avx512.dot {{.*}} : vector<32xbf16> -> vector<16xf32>
+// CHECK-NOT: vector.fma
+// CHECK: scf.yield
+// CHECK: arith.truncf {{.*}} to vector<8x32xbf16>
+// FMA-LABEL: func.func @matmul_bf16
+// FMA-NOT: x86vector
+// FMA: arith.extf {{.*}} : vector<32xbf16> to vector<32xf32>
+// FMA: vector.fma {{.*}} : vector<32xf32>
+// LLVM-LABEL: func.func @matmul_bf16
+// LLVM: llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.512"
+func.func @matmul_bf16(%a: tensor<64x256xbf16>, %b: tensor<256x64xbf16>) -> tensor<64x64xbf16> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<64x256xbf16>, tensor<256x64xbf16>) outs(%acc : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %e2 = tensor.empty() : tensor<64x64xbf16>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%mm : tensor<64x64xf32>) outs(%e2 : tensor<64x64xbf16>) {
+  ^bb0(%x: f32, %o: bf16):
+    %t = arith.truncf %x : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<64x64xbf16>
+  return %r : tensor<64x64xbf16>
+}
+
+// -----
+
+// An odd reduction (k tiles of 1) has no pairs: FMAs.
+// CHECK-LABEL: func.func @matmul_bf16_odd_k
+// CHECK-NOT: x86vector
+// CHECK: vector.fma
+func.func @matmul_bf16_odd_k(%a: tensor<16x7xbf16>, %b: tensor<7x32xbf16>) -> tensor<16x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x32xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<16x7xbf16>, tensor<7x32xbf16>) outs(%acc : tensor<16x32xf32>) -> tensor<16x32xf32>
+  return %mm : tensor<16x32xf32>
+}
+
+// -----
+
+// f32 contractions are untouched.
+// CHECK-LABEL: func.func @matmul_f32
+// CHECK-NOT: x86vector
+// CHECK: vector.fma
+func.func @matmul_f32(%a: tensor<16x64xf32>, %b: tensor<64x32xf32>) -> tensor<16x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x32xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<16x64xf32>, tensor<64x32xf32>) outs(%acc : tensor<16x32xf32>) -> tensor<16x32xf32>
+  return %mm : tensor<16x32xf32>
+}
