@@ -94,4 +94,5 @@ bench: build
 	$(PY) benchmarks/micro.py --json benchmarks/micro.json
 	$(PY) benchmarks/lifecycle.py --json benchmarks/lifecycle.json
 	$(PY) benchmarks/suite.py --json benchmarks/results.json --plot benchmarks/ratios.png
+	$(PY) benchmarks/suite.py --dtype bfloat16
 	$(PY) benchmarks/training.py --inductor --json benchmarks/training.json

@@ -5,6 +5,12 @@ The models (``models.py``) are public architectures at full size: Hugging Face
 ``transformers`` classes built from their configs, ``torch.nn.TransformerEncoder`` and an
 MLP. OpenVINO runs at f32 (``openvino``) and, on hosts where its CPU plugin defaults to
 another precision (bf16 with AMX or AVX512-BF16), at that default (``openvino_default``).
+
+``--dtype bfloat16`` runs the models converted with ``model.bfloat16()`` (bf16 inputs too):
+eager, poptorch and any other torch backend run the bf16 model, and the ratios are against
+eager bf16; OpenVINO (``openvino_bf16``) runs the f32 model with its bf16 precision hint,
+its own reduced-precision mode.
+
 For every model and batch size it measures, in this one process tree:
 
 * compile cost per backend, each in a fresh subprocess (``--probe``): trace time,
@@ -19,6 +25,7 @@ faster than eager).  ``make bench`` runs it with the default settings.
 
     python benchmarks/suite.py [--models mlp,bert] [--batches 1,8] [--repeats 20] [--quick]
                                [--backends eager,poptorch,inductor,onnxruntime,openvino]
+                               [--dtype float32|bfloat16]
                                [--json results.json] [--plot ratios.png]
 """
 
@@ -26,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
 import importlib.util
 import json
 import math
@@ -49,6 +57,7 @@ import poptorch  # noqa: E402
 
 THREADS = 2
 BACKENDS = ("eager", "poptorch", "inductor", "onnxruntime", "openvino", "openvino_default")
+BF16_BACKENDS = ("eager", "poptorch", "openvino_bf16")
 
 
 class PeakRss:
@@ -80,10 +89,18 @@ class PeakRss:
             return int(f.read().split()[1]) * resource.getpagesize() / 2**20
 
 
-def _build(name: str, batch: int, quick: bool) -> tuple[torch.nn.Module, tuple[torch.Tensor, ...]]:
+def _build(name: str, batch: int, quick: bool,
+           dtype: torch.dtype = torch.float32) -> tuple[torch.nn.Module, tuple[torch.Tensor, ...]]:
     torch.manual_seed(0)
     model, make_input = (QUICK if quick else MODELS)[name]()
-    return model.eval(), make_input(batch)
+    return _to(model.eval(), dtype), _to(make_input(batch), dtype)
+
+
+def _to(x: Any, dtype: torch.dtype) -> Any:
+    """`x` (a model or a tuple of inputs) with its floating-point tensors in `dtype`."""
+    if isinstance(x, torch.nn.Module):
+        return x.to(dtype) if dtype != torch.float32 else x
+    return tuple(t.to(dtype) if t.is_floating_point() else t for t in x)
 
 
 # ------------------------------------------------------------------ backends
@@ -159,6 +176,9 @@ def _openvino(precision: str | None) -> Callable[[torch.nn.Module, tuple, str | 
                          cache: str | None) -> tuple[Callable, dict]:
         import openvino as ov
 
+        # OpenVINO's reduced precision is a hint on the f32 model.
+        model = copy.deepcopy(model).float()
+        inputs = _to(inputs, torch.float32)
         core = ov.Core()
         if cache:
             core.set_property({"CACHE_DIR": cache})
@@ -187,12 +207,12 @@ def _openvino(precision: str | None) -> Callable[[torch.nn.Module, tuple, str | 
 
 COMPILERS = {"poptorch": compile_poptorch, "inductor": compile_inductor,
              "onnxruntime": compile_onnxruntime, "openvino": _openvino("f32"),
-             "openvino_default": _openvino(None)}
+             "openvino_default": _openvino(None), "openvino_bf16": _openvino("bf16")}
 
 
 def available(backend: str) -> bool:
     need = {"onnxruntime": ("onnxruntime", "onnx"), "openvino": ("openvino",),
-            "openvino_default": ("openvino",)}.get(backend, ())
+            "openvino_default": ("openvino",), "openvino_bf16": ("openvino",)}.get(backend, ())
     return all(importlib.util.find_spec(m) is not None for m in need)
 
 
@@ -206,18 +226,21 @@ def openvino_default_precision() -> str | None:
 
 
 # ------------------------------------------------------------------ compile probes (subprocesses)
-def probe(backend: str, name: str, batch: int, quick: bool, cache: str) -> dict:
+def probe(backend: str, name: str, batch: int, quick: bool, cache: str,
+          dtype: torch.dtype) -> dict:
     """Runs in a fresh process: compile once, report times and the compile's peak memory."""
     torch.set_num_threads(THREADS)
-    model, inputs = _build(name, batch, quick)
+    model, inputs = _build(name, batch, quick, dtype)
     with PeakRss() as rss:
         _, info = COMPILERS[backend](model, inputs, cache)
     info["peak_compile_mb"] = rss.added_mb
     return info
 
 
-def run_probe(backend: str, name: str, batch: int, quick: bool, cache: str) -> dict:
-    cmd = [sys.executable, os.path.abspath(__file__), "--probe", backend, name, str(batch), cache]
+def run_probe(backend: str, name: str, batch: int, quick: bool, cache: str,
+              dtype: torch.dtype) -> dict:
+    cmd = [sys.executable, os.path.abspath(__file__), "--probe", backend, name, str(batch), cache,
+           "--dtype", str(dtype).removeprefix("torch.")]
     if quick:
         cmd.append("--quick")
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
@@ -241,8 +264,9 @@ def steady_state(fns: dict[str, Callable], inputs: tuple, repeats: int) -> dict[
     return times
 
 
-def bench(name: str, batch: int, backends: list[str], repeats: int, quick: bool) -> dict:
-    model, inputs = _build(name, batch, quick)
+def bench(name: str, batch: int, backends: list[str], repeats: int, quick: bool,
+          dtype: torch.dtype = torch.float32) -> dict:
+    model, inputs = _build(name, batch, quick, dtype)
     with torch.inference_mode():
         reference = model(*inputs)
     row: dict[str, Any] = {"model": name, "batch": batch}
@@ -256,8 +280,9 @@ def bench(name: str, batch: int, backends: list[str], repeats: int, quick: bool)
                 continue
             cache = os.path.join(tmp, backend)
             os.makedirs(cache)
-            cold = run_probe(backend, name, batch, quick, cache)
-            warm = run_probe(backend, name, batch, quick, cache) if "error" not in cold else {}
+            cold = run_probe(backend, name, batch, quick, cache, dtype)
+            warm = (run_probe(backend, name, batch, quick, cache, dtype)
+                    if "error" not in cold else {})
             entry = {"trace_s": cold.get("trace_s"), "cold_compile_s": cold.get("compile_s"),
                      "warm_compile_s": warm.get("compile_s"),
                      "peak_compile_mb": cold.get("peak_compile_mb")}
@@ -376,35 +401,48 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--batches", default="1,8")
-    parser.add_argument("--backends", default=",".join(BACKENDS))
+    parser.add_argument("--backends", help=f"default: {','.join(BACKENDS)}; with --dtype "
+                        f"bfloat16 {','.join(BF16_BACKENDS)}")
+    parser.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32",
+                        help="the models' precision (bfloat16: model.bfloat16())")
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--quick", action="store_true", help="scaled-down models (seconds)")
-    parser.add_argument("--json", default="benchmarks/results.json")
-    parser.add_argument("--plot", default="benchmarks/ratios.png")
+    parser.add_argument("--json", help="default: benchmarks/results.json "
+                        "(results_bfloat16.json with --dtype bfloat16); '' for none")
+    parser.add_argument("--plot", help="default: benchmarks/ratios.png "
+                        "(ratios_bfloat16.png with --dtype bfloat16); '' for none")
     parser.add_argument("--probe", nargs=4, metavar=("BACKEND", "MODEL", "BATCH", "CACHE"),
                         help=argparse.SUPPRESS)
     args = parser.parse_args()
+    dtype = getattr(torch, args.dtype)
+    suffix = "" if dtype == torch.float32 else "_" + args.dtype
+    if args.json is None:
+        args.json = f"benchmarks/results{suffix}.json"
+    if args.plot is None:
+        args.plot = f"benchmarks/ratios{suffix}.png"
     if args.probe:
         backend, name, batch, cache = args.probe
-        print(json.dumps(probe(backend, name, int(batch), args.quick, cache)))
+        print(json.dumps(probe(backend, name, int(batch), args.quick, cache, dtype)))
         return
     torch.set_num_threads(THREADS)
-    backends = ["eager", *[b for b in args.backends.split(",") if b != "eager"]]
+    default_backends = BF16_BACKENDS if dtype == torch.bfloat16 else BACKENDS
+    backends = ["eager", *[b for b in (args.backends or ",".join(default_backends)).split(",")
+                           if b != "eager"]]
     default_precision = openvino_default_precision()
     if default_precision in (None, "f32") and "openvino_default" in backends:
         # the plugin's default is f32 here: the same measurement as "openvino"
         backends.remove("openvino_default")
     meta = {"torch": torch.__version__, "threads": THREADS, "quick": args.quick,
             "repeats": args.repeats, "cpu": _cpu_name(), "vector_extensions": _cpu_extensions(),
-            "openvino_default_precision": default_precision}
-    print(f"host: {meta['cpu']} ({' '.join(meta['vector_extensions'])}), {THREADS} threads",
-          file=sys.stderr)
+            "openvino_default_precision": default_precision, "dtype": args.dtype}
+    print(f"host: {meta['cpu']} ({' '.join(meta['vector_extensions'])}), {THREADS} threads, "
+          f"{args.dtype}", file=sys.stderr)
     rows = []
     for name in args.models.split(","):
         for batch in (int(b) for b in args.batches.split(",")):
             print(f"benchmarking {name} batch {batch} ...", file=sys.stderr, flush=True)
             start = time.perf_counter()
-            rows.append(bench(name, batch, backends, args.repeats, args.quick))
+            rows.append(bench(name, batch, backends, args.repeats, args.quick, dtype))
             rows[-1]["bench_s"] = time.perf_counter() - start
             if args.json:  # after every row: an interrupted run keeps what it measured
                 with open(args.json, "w") as f:
