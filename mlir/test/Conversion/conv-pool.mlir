@@ -127,6 +127,33 @@ func.func @conv_channels_last(%x: tensor<1x8x16x16xf32>, %w: tensor<3x3x8x16xf32
 
 // -----
 
+// bf16: the channels-last copy and the weight stay bf16 and the convolution
+// extends them into its f32 accumulator (the bias widened), rounded once.
+// CHECK-LABEL: func.func @conv_channels_last_bf16
+// CHECK: linalg.fill ins(%{{.*}} : bf16) outs(%{{.*}} : tensor<1x18x18x8xbf16>)
+// CHECK: %[[C:.*]] = linalg.conv_2d_nhwc_hwcf {{.*}} ins(%{{.*}}, %arg1 : tensor<1x18x18x8xbf16>, tensor<3x3x8x16xbf16>) outs(%{{.*}} : tensor<1x16x16x16xf32>)
+// CHECK: arith.truncf {{.*}} : f32 to bf16
+func.func @conv_channels_last_bf16(%x: tensor<1x8x16x16xbf16>, %w: tensor<3x3x8x16xbf16>, %b: tensor<16xbf16>) -> tensor<1x16x16x16xbf16> {
+  %0 = poptorch.permute %w {dims = array<i64: 3, 2, 0, 1>} : tensor<3x3x8x16xbf16> -> tensor<16x8x3x3xbf16>
+  %1 = poptorch.convolution %x, %0 bias %b {stride = array<i64: 1>, padding = array<i64: 1>, dilation = array<i64: 1>} : (tensor<1x8x16x16xbf16>, tensor<16x8x3x3xbf16>, tensor<16xbf16>) -> tensor<1x16x16x16xbf16>
+  return %1 : tensor<1x16x16x16xbf16>
+}
+
+// -----
+
+// A bf16 im2col convolution (too few output pixels for channels-last) copies
+// the windows of the bf16 input into bf16 columns for the matmul.
+// CHECK-LABEL: func.func @conv_im2col_bf16
+// CHECK: scf.for
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<1x8x4x4xbf16>) outs(%{{.*}} : tensor<8x1x4x4xbf16>)
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<16x72xbf16>, tensor<72x16xbf16>) outs(%{{.*}} : tensor<16x16xf32>)
+func.func @conv_im2col_bf16(%x: tensor<1x8x4x4xbf16>, %w: tensor<16x8x3x3xbf16>) -> tensor<1x16x4x4xbf16> {
+  %0 = poptorch.convolution %x, %w {stride = array<i64: 1>, padding = array<i64: 1>, dilation = array<i64: 1>} : (tensor<1x8x4x4xbf16>, tensor<16x8x3x3xbf16>) -> tensor<1x16x4x4xbf16>
+  return %0 : tensor<1x16x4x4xbf16>
+}
+
+// -----
+
 // Depthwise (groups = channels): one elementwise generic over the output
 // whose body is the sum of the 2x2 taps (windows x per-channel weights),
 // started from the bias (or the first product). Its init is never read, so

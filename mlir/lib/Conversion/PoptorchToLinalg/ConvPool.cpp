@@ -5,7 +5,7 @@
 //    stride-1 zeros inserted between elements and padded by
 //    dilation * (kernel - 1) - padding (+ output_padding at the end), with
 //    the weight flipped and its in/out channels swapped per group;
-//  * a 2-D f32 convolution that ConvolutionOp::isChannelsLastDirect accepts
+//  * a 2-D convolution that ConvolutionOp::isChannelsLastDirect accepts
 //    runs as linalg.conv_2d_nhwc_hwcf on a channels-last, zero-padded copy
 //    of its input (directNhwcConvolution);
 //  * any other regular 1-D or 2-D convolution (groups 1) is a matmul over
@@ -13,7 +13,8 @@
 //  * the input is padded, a depthwise 2-D convolution is an elementwise
 //    generic, other grouped 2-D ones use conv_2d_ngchw_gfchw, 3-D a grouped
 //    linalg.generic; all accumulate into the broadcast bias, in f32 for
-//    f16/bf16 (as PyTorch's CPU kernels).
+//    f16/bf16 (as PyTorch's CPU kernels). The channels-last and im2col ones
+//    read f16/bf16 operands as they are, the others f32 copies.
 //
 // Pooling: every pool is one windowed reduction (a linalg.generic over the
 // leading dims, the output positions and the window offsets) over the input
@@ -273,7 +274,8 @@ static Value pointwiseConvolution(OpBuilder &b, Location loc, Value input,
   int64_t c = getTensorType(input).getShape()[1];
   Type elem = accTy.getElementType();
   Value w = reshapeTensor(b, loc, weight, {f, c});
-  auto imageTy = RankedTensorType::get({c, p}, elem);
+  auto imageTy =
+      RankedTensorType::get({c, p}, getTensorType(input).getElementType());
   auto planeTy = RankedTensorType::get({f, p}, elem);
   // weight x `image` + bias, computed into `plane`.
   auto matmul = [&](OpBuilder &b, Location loc, Value image, Value plane) {
@@ -335,14 +337,17 @@ static Value im2colConvolution(OpBuilder &b, Location loc, Value input,
   int64_t n = inS[0], c = inS[1], f = wS[0], kh = wS[2], kw = wS[3];
   if (kh == 1 && kw == 1 && stride[0] == 1 && stride[1] == 1)
     return pointwiseConvolution(b, loc, input, weight, bias, accTy);
-  Type elem = accTy.getElementType();
+  // The columns keep the input's type (f16/bf16 too: the matmul extends
+  // them into its f32 accumulator).
+  Type elem = accTy.getElementType(),
+       colElem = getTensorType(input).getElementType();
   int64_t oh = accTy.getShape()[2], ow = accTy.getShape()[3];
   int64_t k = c * kh * kw, np = n * oh * ow;
   int64_t cols = np <= 32 ? (np + 15) / 16 * 16 : (np + 31) / 32 * 32;
-  Value col =
-      tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{c, kh, kw, cols}, elem);
-  auto winTy = RankedTensorType::get({n, c, oh, ow}, elem);
-  auto flatTy = RankedTensorType::get({c, np}, elem);
+  Value col = tensor::EmptyOp::create(
+      b, loc, ArrayRef<int64_t>{c, kh, kw, cols}, colElem);
+  auto winTy = RankedTensorType::get({n, c, oh, ow}, colElem);
+  auto flatTy = RankedTensorType::get({c, np}, colElem);
   // Window element (i, j) of every output pixel, written in place into its
   // row block of col, for kernel offset t = i * KW + j. One loop over the
   // offsets, not KH*KW copies of its body: a 7x7 stem had 49 copies,
@@ -403,11 +408,11 @@ static Value im2colConvolution(OpBuilder &b, Location loc, Value input,
     SmallVector<OpFoldResult> off = idx(b, {0, 0, 0, np}),
                               sz = idx(b, {c, kh, kw, cols - np}),
                               ones = idx(b, {1, 1, 1, 1});
-    auto padTy = RankedTensorType::get({c, kh, kw, cols - np}, elem);
+    auto padTy = RankedTensorType::get({c, kh, kw, cols - np}, colElem);
     Value pad =
         tensor::ExtractSliceOp::create(b, loc, padTy, col, off, sz, ones);
     pad = linalg::FillOp::create(b, loc,
-                                 ValueRange{createScalar(b, loc, elem, 0.0)},
+                                 ValueRange{createScalar(b, loc, colElem, 0.0)},
                                  ValueRange{pad})
               .getResult(0);
     col = tensor::InsertSliceOp::create(b, loc, pad, col, off, sz, ones);
@@ -448,7 +453,9 @@ static Value directNhwcConvolution(OpBuilder &b, Location loc, Value input,
                                    RankedTensorType accTy) {
   MLIRContext *ctx = b.getContext();
   ArrayRef<int64_t> inS = getTensorType(input).getShape();
-  Type elem = accTy.getElementType();
+  // The channels-last copy keeps the input's type (f16/bf16 too); the
+  // convolution extends it into the f32 accumulator.
+  Type elem = getTensorType(input).getElementType();
   int64_t n = inS[0], c = inS[1], h = inS[2], w = inS[3];
   int64_t f = accTy.getShape()[1], oh = accTy.getShape()[2],
           ow = accTy.getShape()[3];
@@ -488,7 +495,7 @@ static Value directNhwcConvolution(OpBuilder &b, Location loc, Value input,
   Value hwcf = back && back.getPermutation() == ArrayRef<int64_t>{3, 2, 0, 1}
                    ? Value(back.getInput())
                    : transposeTensor(b, loc, weight, {2, 3, 1, 0});
-  auto outTy = RankedTensorType::get({n, oh, ow, f}, elem);
+  auto outTy = RankedTensorType::get({n, oh, ow, f}, accTy.getElementType());
   Value init =
       accumulatorInit(b, loc, bias, createEmpty(b, loc, outTy), {0, 1, 2});
   Value r = linalg::Conv2DNhwcHwcfOp::create(
@@ -723,11 +730,19 @@ struct ConvolutionLowering : public OpConversionPattern<ConvolutionOp> {
         Value bias = adaptor.getBias()
                          ? castTensor(rewriter, loc, adaptor.getBias(), acc)
                          : Value();
-        Value r = directNhwcConvolution(rewriter, loc, input, padding,
-                                        adaptor.getWeight(), bias, stride,
-                                        dilation, resTy.clone(acc));
+        Value r = directNhwcConvolution(rewriter, loc, adaptor.getInput(),
+                                        padding, adaptor.getWeight(), bias,
+                                        stride, dilation, resTy.clone(acc));
         rewriter.replaceOp(op, castTensor(rewriter, loc, r, elem));
         return success();
+      }
+      if (groups == 1 && spatial <= 2 && acc != elem) {
+        // f16/bf16 operands of a regular convolution stay as they are: its
+        // im2col matmul extends them into the f32 accumulator (bf16 ones
+        // run on AVX512-BF16 dot products where the host has them).
+        input = adaptor.getInput();
+        weight = adaptor.getWeight();
+        zero = createScalar(rewriter, loc, elem, 0.0);
       }
       input = padTrailing(rewriter, loc, input, padding, padding, zero);
     }

@@ -358,8 +358,10 @@ bool ConvolutionOp::isChannelsLastDirect() {
   if (!in || !w || !res || getTransposed() || getGroups() != 1 ||
       in.getRank() != 4 || w.getRank() != 4 || !in.hasStaticShape() ||
       !w.hasStaticShape() || !res.hasStaticShape() ||
-      res.getNumElements() == 0 || !in.getElementType().isF32() ||
-      !w.getElementType().isF32())
+      res.getNumElements() == 0 ||
+      !(in.getElementType().isF32() || in.getElementType().isBF16() ||
+        in.getElementType().isF16()) ||
+      w.getElementType() != in.getElementType())
     return false;
   ArrayRef<int64_t> s = w.getShape(), r = res.getShape();
   return (s[1] % 8 == 0 || s[1] < 8) && s[2] * s[3] > 1 &&
