@@ -200,21 +200,25 @@ struct ContractToBF16Dot : OpRewritePattern<vector::ContractionOp> {
         !accType || !accType.getElementType().isF32() ||
         isa_and_nonnull<vector::MaskOp>(op->getParentOp()))
       return failure();
-    // Maps: lhs (m..., k), rhs (k, n), acc (m..., n), one reduction dim.
+    // Maps: lhs (b..., m..., k), rhs (b..., k, n), acc (b..., m..., n) with
+    // one reduction dim and unit batch dims b (a batched matmul's register
+    // tile).
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
     ArrayRef<AffineExpr> l = maps[0].getResults(), r = maps[1].getResults(),
                          a = maps[2].getResults();
-    if (r.size() != 2 || l.size() != a.size() || l.empty() ||
-        l.back() != r.front() || a.back() != r.back() ||
+    auto rhsType = cast<VectorType>(rhs.getType());
+    if (r.size() < 2 || l.size() != a.size() || l.size() < r.size() - 1 ||
+        l.back() != r[r.size() - 2] || a.back() != r.back() ||
         ArrayRef(l).drop_back() != ArrayRef(a).drop_back() ||
+        ArrayRef(r).drop_back(2) != ArrayRef(l).take_front(r.size() - 2) ||
+        llvm::any_of(rhsType.getShape().drop_back(2),
+                     [](int64_t d) { return d != 1; }) ||
         llvm::count(op.getIteratorTypesArray(),
                     vector::IteratorType::reduction) != 1 ||
         !vector::isReductionIterator(
-            op.getIteratorTypes()[cast<AffineDimExpr>(r.front())
-                                      .getPosition()]))
+            op.getIteratorTypes()[cast<AffineDimExpr>(l.back()).getPosition()]))
       return failure();
-    auto rhsType = cast<VectorType>(rhs.getType());
-    int64_t k = rhsType.getDimSize(0), n = rhsType.getDimSize(1);
+    int64_t k = rhsType.getShape().end()[-2], n = rhsType.getShape().back();
     if (k % 2 != 0 || n % lanes != 0)
       return failure();
     int64_t m = accType.getNumElements() / n;
@@ -223,6 +227,8 @@ struct ContractToBF16Dot : OpRewritePattern<vector::ContractionOp> {
     Type bf16 = rewriter.getBF16Type();
     auto lhs2 = vector::ShapeCastOp::create(rewriter, loc,
                                             VectorType::get({m, k}, bf16), lhs);
+    rhs = vector::ShapeCastOp::create(rewriter, loc,
+                                      VectorType::get({k, n}, bf16), rhs);
     auto accRows = vector::ShapeCastOp::create(
         rewriter, loc, VectorType::get({m, n}, rewriter.getF32Type()),
         op.getAcc());
@@ -280,6 +286,42 @@ struct ContractToBF16Dot : OpRewritePattern<vector::ContractionOp> {
   }
 };
 
+/// A batched contraction of f16/bf16 operands into a wider accumulator (a
+/// batched matmul's register tile, unit batch dims and all) that
+/// ContractToBF16Dot does not take: its operands are extended to the
+/// accumulator's type, since the contraction lowering unrolls batch dims
+/// into contractions it cannot lower with mixed types. A plain (m, k) x
+/// (k, n) tile keeps its narrow operands: the outer-product lowering extends
+/// them row by row.
+struct WidenBatchedContract : OpRewritePattern<vector::ContractionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::ContractionOp op,
+                                PatternRewriter &rewriter) const override {
+    auto accType = dyn_cast<VectorType>(op.getAccType());
+    if (!accType || op.getRhsType().getRank() <= 2)
+      return failure();
+    Type wide = accType.getElementType();
+    auto widen = [&](Value v) -> Value {
+      auto type = cast<VectorType>(v.getType());
+      if (type.getElementType() == wide || !isa<FloatType>(wide) ||
+          !isa<FloatType>(type.getElementType()))
+        return Value();
+      return arith::ExtFOp::create(rewriter, op.getLoc(), type.clone(wide), v);
+    };
+    Value lhs = widen(op.getLhs()), rhs = widen(op.getRhs());
+    if (!lhs && !rhs)
+      return failure();
+    rewriter.modifyOpInPlace(op, [&] {
+      if (lhs)
+        op.getLhsMutable().assign(lhs);
+      if (rhs)
+        op.getRhsMutable().assign(rhs);
+    });
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::poptorch::hoistAndLowerVectors(func::FuncOp func, int64_t lanes,
@@ -295,8 +337,9 @@ void mlir::poptorch::hoistAndLowerVectors(func::FuncOp func, int64_t lanes,
     vector::TransferWriteOp::getCanonicalizationPatterns(patterns, ctx);
     (void)applyPatternsGreedily(func, std::move(patterns));
   }
-  // Transposing reads of square tiles (tileGeneric): a read along the
-  // source's rows and a vector.transpose, which lowers to shuffles.
+  // Transposing reads of square tiles (TileAndVectorize.cpp's tileGeneric): a
+  // read along the source's rows and a vector.transpose, which lowers to
+  // shuffles.
   func.walk([&](vector::TransferReadOp read) {
     AffineMap map = read.getPermutationMap();
     VectorType type = read.getVectorType();
@@ -341,6 +384,7 @@ void mlir::poptorch::hoistAndLowerVectors(func::FuncOp func, int64_t lanes,
   RewritePatternSet patterns(ctx);
   patterns.add<ReadOfSplatWrite, WriteOverWholeWrite>(ctx);
   patterns.add<SplitWideReduction>(ctx, lanes);
+  patterns.add<WidenBatchedContract>(ctx);
   if (bf16Dot)
     patterns.add<ContractToBF16Dot>(ctx, lanes);
   // A tile that the k loop carries unchanged (its accumulator hoisted) is

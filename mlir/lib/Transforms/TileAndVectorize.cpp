@@ -10,7 +10,8 @@
 //   their fill and a single elementwise consumer (bias, relu, ...) fused
 //   into the tile loops. The reduction is tiled by kt, every tile is
 //   vectorized, the accumulator transfers are hoisted out of the k loop and
-//   vector.contract is lowered to outer products (FMAs).
+//   vector.contract is lowered to outer products (FMAs), or for bf16 with
+//   bf16-dot to AVX512-BF16 dot products (LowerVectors.cpp).
 // * Channels-last convolutions are tiled into register blocks of 8 output
 //   pixels by 32 output channels (AVX2: 6 by 16), the blocks of output channels
 //   outermost, with the window and blocks of 8 input channels as inner loops;

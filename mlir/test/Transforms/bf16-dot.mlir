@@ -68,3 +68,24 @@ func.func @matmul_f32(%a: tensor<16x64xf32>, %b: tensor<64x32xf32>) -> tensor<16
   %mm = linalg.matmul ins(%a, %b : tensor<16x64xf32>, tensor<64x32xf32>) outs(%acc : tensor<16x32xf32>) -> tensor<16x32xf32>
   return %mm : tensor<16x32xf32>
 }
+
+// -----
+
+// A batched matmul's register tiles (a unit batch dim) run on the dot
+// products too; without them their bf16 operands are extended to f32 and
+// contracted with FMAs (the contraction lowering cannot unroll a batch dim
+// of a mixed-precision contraction).
+// CHECK-LABEL: func.func @batch_matmul_bf16
+// CHECK: x86vector.avx512.dot {{.*}} : vector<32xbf16> -> vector<16xf32>
+// CHECK-NOT: vector.contract
+// FMA-LABEL: func.func @batch_matmul_bf16
+// FMA-NOT: vector.contract
+// FMA: arith.extf {{.*}}bf16{{.*}} to vector<{{.*}}f32>
+// FMA: vector.fma {{.*}} : vector<32xf32>
+func.func @batch_matmul_bf16(%a: tensor<4x16x64xbf16>, %b: tensor<4x64x32xbf16>) -> tensor<4x16x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x16x32xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<4x16x32xf32>) -> tensor<4x16x32xf32>
+  %mm = linalg.batch_matmul ins(%a, %b : tensor<4x16x64xbf16>, tensor<4x64x32xbf16>) outs(%acc : tensor<4x16x32xf32>) -> tensor<4x16x32xf32>
+  return %mm : tensor<4x16x32xf32>
+}

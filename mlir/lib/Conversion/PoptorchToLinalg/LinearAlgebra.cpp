@@ -76,10 +76,9 @@ struct MatmulLowering : public OpConversionPattern<MatmulOp> {
       auto prep = [&](Value v, int64_t d0, int64_t d1) {
         SmallVector<int64_t> full(batch);
         full.append({d0, d1});
-        // batch_matmul with a narrower input type than its accumulator
-        // does not reach LLVM: the operands are extended first.
-        Value bc = broadcastTensor(rewriter, loc,
-                                   castTensor(rewriter, loc, v, acc), full);
+        // f16/bf16 operands stay narrow: the register tiles extend them (or
+        // run bf16 on AVX512-BF16 dot products, LowerVectors.cpp).
+        Value bc = broadcastTensor(rewriter, loc, v, full);
         return reshapeTensor(rewriter, loc, bc, {bsz, d0, d1});
       };
       Value l3 = prep(lhs, m, k);
