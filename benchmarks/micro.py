@@ -6,8 +6,10 @@ process and reports medians and the ratio:
 * capture: a chain of N small elementwise ops traced by ``poptorch.trace`` against the same
   ops run eagerly (and against ``torch.fx.symbolic_trace``), in microseconds per op;
 * per-call overhead: a compiled ``Linear(4, 4)`` at batch 1 against eager;
-* GEMM (512^3 by default) against ``torch.mm`` and convolution (64->64, 3x3, 56x56) against
-  ``F.conv2d``, in GFLOP/s, with this CPU's estimated f32 peak for scale.
+* GEMM (512^3 by default, f32 and bfloat16) against ``torch.mm`` and convolution (64->64,
+  3x3, 56x56) against ``F.conv2d``, in GFLOP/s, with this CPU's estimated f32 peak for scale.
+
+The report and the JSON name the host (CPU model, LLVM's host CPU and features).
 
     python benchmarks/micro.py [--ops 1000] [--size 512] [--repeats 30] [--json out.json]
 """
@@ -15,6 +17,7 @@ process and reports medians and the ratio:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -80,15 +83,19 @@ def call_overhead(repeats: int) -> dict:
             "poptorch_vs_eager": t["poptorch"] / t["eager"]}
 
 
-def gemm(size: int, repeats: int) -> dict:
-    a, b = torch.randn(size, size), torch.randn(size, size)
+def gemm(size: int, repeats: int, dtype: torch.dtype = torch.float32) -> dict:
+    """A size^3 matmul; in bfloat16 it runs on AVX512-BF16 dot products where the host has
+    them (poptorch and torch alike)."""
+    a, b = torch.randn(size, size).to(dtype), torch.randn(size, size).to(dtype)
     exe = poptorch.trace(lambda x, y: x @ y, a, b).compile()
-    torch.testing.assert_close(exe(a, b), torch.mm(a, b), rtol=1e-3, atol=1e-3)
+    tol = 1e-3 if dtype == torch.float32 else 2e-2
+    torch.testing.assert_close(exe(a, b), torch.mm(a, b), rtol=tol, atol=tol * size ** 0.5)
     flop = 2.0 * size**3
     inner = max(1, int(2e8 // flop))
     t = interleaved({"poptorch": lambda: exe(a, b), "torch": lambda: torch.mm(a, b)}, repeats, inner)
     g = {k: flop / v / 1e9 for k, v in t.items()}
-    return {"shape": [size] * 3, "gflops": g, "poptorch_vs_torch": g["poptorch"] / g["torch"]}
+    return {"shape": [size] * 3, "dtype": str(dtype).removeprefix("torch."), "gflops": g,
+            "poptorch_vs_torch": g["poptorch"] / g["torch"]}
 
 
 def conv(repeats: int) -> dict:
@@ -101,6 +108,15 @@ def conv(repeats: int) -> dict:
     g = {k: flop / v / 1e9 for k, v in t.items()}
     return {"shape": "1x64x56x56 * 64x64x3x3", "gflops": g,
             "poptorch_vs_torch": g["poptorch"] / g["torch"]}
+
+
+def host() -> dict:
+    """The CPU's model name and LLVM's host CPU and features (what the code generator sees)."""
+    name = "unknown"
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
+        name = next((line.split(":", 1)[1].strip() for line in f
+                     if line.startswith("model name")), name)
+    return {"cpu": name, "llvm": poptorch._C.host_cpu(), "threads": THREADS}
 
 
 def cpu_peak_gflops() -> float | None:
@@ -135,8 +151,11 @@ def main() -> None:
     torch.manual_seed(0)
     with torch.no_grad():
         res = {"capture": capture(args.ops, args.repeats), "call": call_overhead(args.repeats),
-               "gemm": gemm(args.size, args.repeats), "conv": conv(args.repeats),
-               "cpu_peak_gflops": cpu_peak_gflops()}
+               "gemm": gemm(args.size, args.repeats),
+               "gemm_bf16": gemm(args.size, args.repeats, torch.bfloat16),
+               "conv": conv(args.repeats), "cpu_peak_gflops": cpu_peak_gflops(),
+               "host": host()}
+    print(f"host: {res['host']['cpu']}, {THREADS} threads")
     c, k = res["capture"], res["call"]
     print(f"capture, {c['ops']}-op chain: poptorch.trace {c['us_per_op']['poptorch_trace']:.2f} us/op, "
           f"eager {c['us_per_op']['eager']:.2f} us/op ({c['capture_vs_eager']:.1f}x eager), "
@@ -144,10 +163,10 @@ def main() -> None:
     print(f"per-call overhead, Linear(4,4) batch 1: poptorch {k['us_per_call']['poptorch']:.1f} us, "
           f"eager {k['us_per_call']['eager']:.1f} us ({k['poptorch_vs_eager']:.2f}x eager)")
     peak = res["cpu_peak_gflops"]
-    for name in ("gemm", "conv"):
+    for name in ("gemm", "gemm_bf16", "conv"):
         r = res[name]
-        of_peak = (f", {r['gflops']['poptorch'] / peak:.0%} of the ~{peak:.0f} nominal-clock peak"
-                   if peak else "")
+        of_peak = (f", {r['gflops']['poptorch'] / peak:.0%} of the ~{peak:.0f} nominal-clock "
+                   "f32 peak" if peak and name != "gemm_bf16" else "")
         print(f"{name} {r['shape']}: poptorch {r['gflops']['poptorch']:.1f} GFLOP/s, "
               f"torch {r['gflops']['torch']:.1f} ({r['poptorch_vs_torch']:.2f}x){of_peak}")
     if args.json:
