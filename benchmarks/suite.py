@@ -99,7 +99,7 @@ def _build(name: str, batch: int, quick: bool,
 def _to(x: Any, dtype: torch.dtype) -> Any:
     """`x` (a model or a tuple of inputs) with its floating-point tensors in `dtype`."""
     if isinstance(x, torch.nn.Module):
-        return x.to(dtype) if dtype != torch.float32 else x
+        return x.to(dtype)
     return tuple(t.to(dtype) if t.is_floating_point() else t for t in x)
 
 

@@ -626,42 +626,42 @@ void optimizeModule(llvm::Module &m, int optLevel, llvm::TargetMachine &tm) {
 /// 8k + 1 bfloat, the 17-column remainder tile of GPT-2's 50257-column LM
 /// head in bfloat16). After optimization, which would fold the casts back.
 void bfloatVectorMemoryAsI16(llvm::Module &m) {
-  auto oddBFloatVector = [](llvm::Type *t) {
+  // The i16 vector of the same bits, for an odd-length bfloat vector type.
+  auto bits = [](llvm::Type *t) -> llvm::FixedVectorType * {
     auto *v = llvm::dyn_cast<llvm::FixedVectorType>(t);
-    return v && v->getElementType()->isBFloatTy() &&
-           !llvm::isPowerOf2_32(v->getNumElements());
+    if (!v || !v->getElementType()->isBFloatTy() ||
+        llvm::isPowerOf2_32(v->getNumElements()))
+      return nullptr;
+    return llvm::FixedVectorType::get(llvm::Type::getInt16Ty(t->getContext()),
+                                      v->getNumElements());
   };
-  std::vector<llvm::Instruction *> todo;
   for (llvm::Function &f : m)
-    for (llvm::Instruction &i : llvm::instructions(f))
+    for (llvm::Instruction &i :
+         llvm::make_early_inc_range(llvm::instructions(f))) {
+      llvm::IRBuilder<> b(&i);
       if (auto *load = llvm::dyn_cast<llvm::LoadInst>(&i)) {
-        if (oddBFloatVector(load->getType()))
-          todo.push_back(load);
+        llvm::FixedVectorType *type = bits(load->getType());
+        if (!type)
+          continue;
+        llvm::LoadInst *raw =
+            b.CreateAlignedLoad(type, load->getPointerOperand(),
+                                load->getAlign(), load->isVolatile());
+        raw->setAAMetadata(load->getAAMetadata());
+        load->replaceAllUsesWith(b.CreateBitCast(raw, load->getType()));
       } else if (auto *store = llvm::dyn_cast<llvm::StoreInst>(&i)) {
-        if (oddBFloatVector(store->getValueOperand()->getType()))
-          todo.push_back(store);
+        llvm::Value *v = store->getValueOperand();
+        llvm::FixedVectorType *type = bits(v->getType());
+        if (!type)
+          continue;
+        b.CreateAlignedStore(b.CreateBitCast(v, type),
+                             store->getPointerOperand(), store->getAlign(),
+                             store->isVolatile())
+            ->setAAMetadata(store->getAAMetadata());
+      } else {
+        continue;
       }
-  for (llvm::Instruction *i : todo) {
-    llvm::IRBuilder<> b(i);
-    if (auto *load = llvm::dyn_cast<llvm::LoadInst>(i)) {
-      auto *type = llvm::cast<llvm::FixedVectorType>(load->getType());
-      llvm::LoadInst *bits = b.CreateAlignedLoad(
-          llvm::FixedVectorType::get(b.getInt16Ty(), type->getNumElements()),
-          load->getPointerOperand(), load->getAlign(), load->isVolatile());
-      bits->setAAMetadata(load->getAAMetadata());
-      load->replaceAllUsesWith(b.CreateBitCast(bits, type));
-    } else {
-      auto *store = llvm::cast<llvm::StoreInst>(i);
-      llvm::Value *v = store->getValueOperand();
-      auto *type = llvm::cast<llvm::FixedVectorType>(v->getType());
-      llvm::StoreInst *bits = b.CreateAlignedStore(
-          b.CreateBitCast(v, llvm::FixedVectorType::get(
-                                 b.getInt16Ty(), type->getNumElements())),
-          store->getPointerOperand(), store->getAlign(), store->isVolatile());
-      bits->setAAMetadata(store->getAAMetadata());
+      i.eraseFromParent();
     }
-    i->eraseFromParent();
-  }
 }
 
 /// Optimizes `m` at `optLevel` and compiles it to an object file.

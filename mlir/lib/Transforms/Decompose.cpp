@@ -74,10 +74,7 @@ struct DecomposeLinear : public OpRewritePattern<LinearOp> {
     Value result = MatmulOp::create(
         rewriter, loc, RankedTensorType::get(mmShape, acc), input, weight);
     if (Value bias = op.getBias())
-      result =
-          o.cast(AddOp::create(rewriter, loc, op.getType().clone(acc), result,
-                               o.cast(bias, acc), llvm::APFloat(1.0)),
-                 elem);
+      result = o.cast(o.add(result, o.cast(bias, acc)), elem);
     if (result.getType() != op.getType())
       return rewriter.notifyMatchFailure(op, "unexpected result shape");
     rewriter.replaceOp(op, result);
@@ -156,9 +153,7 @@ struct DecomposeAddmm : public OpRewritePattern<AddmmOp> {
     Value input = o.cast(op.getInput(), acc);
     if (beta != 1.0)
       input = o.mul(input, o.cst(acc, beta));
-    Value sum = AddOp::create(rewriter, loc, resTy.clone(acc), input, mm,
-                              llvm::APFloat(1.0));
-    rewriter.replaceOp(op, o.cast(sum, elem));
+    rewriter.replaceOp(op, o.cast(o.add(input, mm), elem));
     return success();
   }
 };

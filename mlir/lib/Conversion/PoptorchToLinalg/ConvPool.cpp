@@ -710,10 +710,16 @@ struct ConvolutionLowering : public OpConversionPattern<ConvolutionOp> {
     auto padding = perDim(op.getPadding(), spatial, 0);
     int64_t groups = op.getGroups();
     Type acc = getComputeType(elem);
-    Value input = castTensor(rewriter, loc, adaptor.getInput(), acc);
-    Value weight = castTensor(rewriter, loc, adaptor.getWeight(), acc);
+    // Regular 1-D and 2-D convolutions (channels-last or im2col) read f16/bf16
+    // operands as they are: their contraction extends them into the f32
+    // accumulator (bf16 ones run on AVX512-BF16 dot products where the host
+    // has them). The others compute on f32 copies.
+    Type operandElem =
+        !op.getTransposed() && groups == 1 && spatial <= 2 ? elem : acc;
+    Value input = castTensor(rewriter, loc, adaptor.getInput(), operandElem);
+    Value weight = castTensor(rewriter, loc, adaptor.getWeight(), operandElem);
     ArrayRef<int64_t> ks = getTensorType(weight).getShape().drop_front(2);
-    Value zero = createScalar(rewriter, loc, acc, 0.0);
+    Value zero = createScalar(rewriter, loc, operandElem, 0.0);
     if (op.getTransposed()) {
       auto outPad = perDim(op.getOutputPadding().value_or(ArrayRef<int64_t>{}),
                            spatial, 0);
@@ -730,19 +736,11 @@ struct ConvolutionLowering : public OpConversionPattern<ConvolutionOp> {
         Value bias = adaptor.getBias()
                          ? castTensor(rewriter, loc, adaptor.getBias(), acc)
                          : Value();
-        Value r = directNhwcConvolution(rewriter, loc, adaptor.getInput(),
-                                        padding, adaptor.getWeight(), bias,
-                                        stride, dilation, resTy.clone(acc));
+        Value r =
+            directNhwcConvolution(rewriter, loc, input, padding, weight, bias,
+                                  stride, dilation, resTy.clone(acc));
         rewriter.replaceOp(op, castTensor(rewriter, loc, r, elem));
         return success();
-      }
-      if (groups == 1 && spatial <= 2 && acc != elem) {
-        // f16/bf16 operands of a regular convolution stay as they are: its
-        // im2col matmul extends them into the f32 accumulator (bf16 ones
-        // run on AVX512-BF16 dot products where the host has them).
-        input = adaptor.getInput();
-        weight = adaptor.getWeight();
-        zero = createScalar(rewriter, loc, elem, 0.0);
       }
       input = padTrailing(rewriter, loc, input, padding, padding, zero);
     }
