@@ -121,9 +121,9 @@ class Mlp(nn.Module):
 class RightMatmul(nn.Module):
     """A K x N parameter multiplied as it is (x @ w): panels of a parameter not transposed."""
 
-    def __init__(self) -> None:
+    def __init__(self, dtype: torch.dtype = torch.float32) -> None:
         super().__init__()
-        self.w = nn.Parameter(torch.randn(48, 256))
+        self.w = nn.Parameter(torch.randn(48, 256, dtype=dtype))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.tanh(x @ self.w)
@@ -165,12 +165,47 @@ def test_untransposed_parameter_is_packed_in_panels(batch: int) -> None:
     assert "poptorch.permuted = array<i64: 1, 0, 2>" in stage(pm, "to-linalg")
 
 
-def test_packed_weights_follow_copy_weights_to_device_and_host() -> None:
-    torch.manual_seed(6)
-    model = Mlp().eval()
-    x = torch.randn(8, 64)
+# Where the host has AVX512-BF16's dot products, bf16 weights are laid out in pairs of rows.
+HOST_BF16_DOT = "avx512bf16" in poptorch._C.host_cpu().split(",")
+BF16_TOL = {"rtol": 1e-2, "atol": 2e-3}
+
+
+@pytest.mark.skipif(not HOST_BF16_DOT, reason="the host has no AVX512-BF16 dot products")
+@pytest.mark.parametrize("batch", [1, 8, 20])
+def test_bf16_weights_are_packed_in_pairs_of_rows(batch: int) -> None:
+    torch.manual_seed(batch)
+    for model, x, perm in [
+            (Mlp(torch.bfloat16).eval(), torch.randn(batch, 64), "0, 2, 1, 3"),
+            (RightMatmul(torch.bfloat16).eval(), torch.randn(batch, 48), "2, 0, 3, 1")]:
+        x = x.bfloat16()
+        pm = poptorch.inferenceModel(model)
+        torch.testing.assert_close(pm(x), model(x), **BF16_TOL)
+        to_linalg = stage(pm, "to-linalg")
+        assert f"poptorch.permuted = array<i64: {perm}>" in to_linalg
+        assert '"reduction", "reduction"]' in to_linalg
+
+
+def test_bf16_pairs_only_with_the_dot_products(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the dot products (bf16-dot=false, as on hosts without AVX512-BF16) the
+    weights keep the plain panels, on every host."""
+    monkeypatch.setenv("POPTORCH_TILE_OPTIONS", "min-parallel-cost=131072 bf16-dot=false")
+    torch.manual_seed(9)
+    model = Mlp(torch.bfloat16).eval()
+    x = torch.randn(8, 64).bfloat16()
     pm = poptorch.inferenceModel(model)
-    torch.testing.assert_close(pm(x), model(x))
+    torch.testing.assert_close(pm(x), model(x), **BF16_TOL)
+    to_linalg = stage(pm, "to-linalg")
+    assert to_linalg.count("poptorch.permuted = array<i64: 0, 2, 1>") == 2
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_packed_weights_follow_copy_weights_to_device_and_host(dtype: torch.dtype) -> None:
+    torch.manual_seed(6)
+    model = Mlp(dtype).eval()
+    x = torch.randn(8, 64, dtype=dtype)
+    tol = {} if dtype == torch.float32 else BF16_TOL
+    pm = poptorch.inferenceModel(model)
+    torch.testing.assert_close(pm(x), model(x), **tol)
     original = {k: v.detach().clone() for k, v in model.state_dict().items()}
     with torch.no_grad():
         for p in model.parameters():
@@ -179,7 +214,7 @@ def test_packed_weights_follow_copy_weights_to_device_and_host() -> None:
     stale = pm(x)
     pm.copyWeightsToDevice()
     fresh = pm(x)
-    torch.testing.assert_close(fresh, model(x))
+    torch.testing.assert_close(fresh, model(x), **tol)
     assert not torch.allclose(stale, fresh)
     model.load_state_dict(original)
     pm.copyWeightsToHost()  # the device's panels, back in the host layout

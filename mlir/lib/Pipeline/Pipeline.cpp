@@ -89,6 +89,20 @@ int64_t targetVectorBits() {
   return hostVectorBits();
 }
 
+/// Whether the code generator uses AVX512-BF16's dot products: the host's
+/// answer, or the bf16-dot of POPTORCH_TILE_OPTIONS when it names one, so
+/// that weights are laid out in pairs (poptorch-pack-weights' bf16-pairs)
+/// exactly when the register tiles read them as pairs.
+bool targetBF16Dot() {
+  const char *env = std::getenv("POPTORCH_TILE_OPTIONS");
+  llvm::StringRef options = env ? env : "";
+  size_t at = options.find("bf16-dot=");
+  if (at != llvm::StringRef::npos)
+    return options.drop_front(at + 9).starts_with("true") ||
+           options.drop_front(at + 9).starts_with("1");
+  return hostHasBF16Dot();
+}
+
 /// The options of poptorch-tile-and-vectorize: min-parallel-cost, or the text
 /// of POPTORCH_TILE_OPTIONS when set (e.g. "min-parallel-cost=67108864
 /// pack-rhs=false"), for measuring the code generator's choices side by side
@@ -103,7 +117,7 @@ std::string tileAndVectorizeStage() {
   if (options.find("vector-bits") == std::string::npos)
     options += " vector-bits=" + std::to_string(targetVectorBits());
   if (options.find("bf16-dot") == std::string::npos)
-    options += hostHasBF16Dot() ? " bf16-dot=true" : " bf16-dot=false";
+    options += targetBF16Dot() ? " bf16-dot=true" : " bf16-dot=false";
   return "builtin.module(poptorch-tile-and-vectorize{" + options +
          "}, canonicalize, cse)";
 }
@@ -130,6 +144,7 @@ mlir::poptorch::getCompilePipelineStages() {
        "builtin.module(convert-poptorch-to-linalg, canonicalize, cse, "
        "func.func(poptorch-pack-weights{vector-bits=" +
            std::to_string(targetVectorBits()) +
+           (targetBF16Dot() ? " bf16-pairs=true" : "") +
            "}, poptorch-fuse-elementwise, poptorch-split-padding), "
            "canonicalize, cse, "
            "poptorch-outline-repeats)"},

@@ -171,13 +171,16 @@ struct SplitWideReduction : OpRewritePattern<vector::ReductionOp> {
 /// (k, n) -> (m..., n) with an even k, as AVX512-BF16 dot products
 /// (vdpbf16ps: each f32 lane adds the products of one pair of bf16 along k,
 /// twice the multiply-adds of an f32 FMA per instruction, and no widening
-/// of the operands). Rows k and k + 1 of the rhs are interleaved (one
-/// shuffle per register of columns, shared by all rows of the tile) and each
-/// lhs row's pair of elements is broadcast as one 32-bit element. Sums are
-/// rounded in a different order than one FMA per k, and the instruction
-/// treats bf16 subnormals as zero, as PyTorch's own bf16 kernels on such
-/// hosts do. Shapes that do not fit (odd k, columns not a multiple of a
-/// register, masked tiles, a transposed operand) keep the FMA lowering.
+/// of the operands). Each lhs row's pair of elements is broadcast as one
+/// 32-bit element. The rhs must give the instruction rows k and k + 1
+/// interleaved: a plain (k, n) rhs gets one shuffle per register of columns,
+/// shared by all rows of the tile; a weight that poptorch-pack-weights laid
+/// out in pairs is read as it is, the contraction then being over (kp, 2):
+/// (m..., kp, 2) x (kp, n, 2) -> (m..., n). Sums are rounded in a different
+/// order than one FMA per k, and the instruction treats bf16 subnormals as
+/// zero, as PyTorch's own bf16 kernels on such hosts do. Shapes that do not
+/// fit (odd k, columns not a multiple of a register, masked tiles, a
+/// transposed operand) keep the FMA lowering.
 struct ContractToBF16Dot : OpRewritePattern<vector::ContractionOp> {
   ContractToBF16Dot(MLIRContext *ctx, int64_t lanes)
       : OpRewritePattern(ctx, /*benefit=*/2), lanes(lanes) {}
@@ -192,6 +195,38 @@ struct ContractToBF16Dot : OpRewritePattern<vector::ContractionOp> {
                : Value();
   }
 
+  /// Whether the maps are lhs (b..., m..., k...), rhs (b..., k..., n) with
+  /// `reductions` k dims (or, `paired`, lhs (b..., m..., kp, kr), rhs (b...,
+  /// kp, n, kr)), acc (b..., m..., n), with unit batch dims b (a batched
+  /// matmul's register tile).
+  static bool isTileOfMatmul(vector::ContractionOp op, VectorType rhsType,
+                             bool paired) {
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    ArrayRef<AffineExpr> l = maps[0].getResults(), r = maps[1].getResults(),
+                         a = maps[2].getResults();
+    int64_t ks = paired ? 2 : 1;
+    if (r.size() < 1 + size_t(ks) || a.size() + ks != l.size() + 1 ||
+        l.size() < r.size() - 1 ||
+        llvm::count(op.getIteratorTypesArray(),
+                    vector::IteratorType::reduction) != ks)
+      return false;
+    // rhs's dims: b..., then kp, n, kr (paired) or k, n.
+    size_t nAt = paired ? r.size() - 2 : r.size() - 1;
+    size_t batch = r.size() - 1 - ks;
+    if (a.back() != r[nAt] ||
+        ArrayRef(l).drop_back(ks) != ArrayRef(a).drop_back() ||
+        ArrayRef(r).take_front(batch) != ArrayRef(l).take_front(batch) ||
+        l.end()[-ks] != r[batch] || (paired && l.back() != r.back()) ||
+        llvm::any_of(rhsType.getShape().take_front(batch),
+                     [](int64_t d) { return d != 1; }))
+      return false;
+    for (AffineExpr e : ArrayRef(l).take_back(ks))
+      if (!vector::isReductionIterator(
+              op.getIteratorTypes()[cast<AffineDimExpr>(e).getPosition()]))
+        return false;
+    return !paired || rhsType.getShape().back() == 2;
+  }
+
   LogicalResult matchAndRewrite(vector::ContractionOp op,
                                 PatternRewriter &rewriter) const override {
     Value lhs = bf16Source(op.getLhs()), rhs = bf16Source(op.getRhs());
@@ -200,35 +235,28 @@ struct ContractToBF16Dot : OpRewritePattern<vector::ContractionOp> {
         !accType || !accType.getElementType().isF32() ||
         isa_and_nonnull<vector::MaskOp>(op->getParentOp()))
       return failure();
-    // Maps: lhs (b..., m..., k), rhs (b..., k, n), acc (b..., m..., n) with
-    // one reduction dim and unit batch dims b (a batched matmul's register
-    // tile).
-    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-    ArrayRef<AffineExpr> l = maps[0].getResults(), r = maps[1].getResults(),
-                         a = maps[2].getResults();
     auto rhsType = cast<VectorType>(rhs.getType());
-    if (r.size() < 2 || l.size() != a.size() || l.size() < r.size() - 1 ||
-        l.back() != r[r.size() - 2] || a.back() != r.back() ||
-        ArrayRef(l).drop_back() != ArrayRef(a).drop_back() ||
-        ArrayRef(r).drop_back(2) != ArrayRef(l).take_front(r.size() - 2) ||
-        llvm::any_of(rhsType.getShape().drop_back(2),
-                     [](int64_t d) { return d != 1; }) ||
-        llvm::count(op.getIteratorTypesArray(),
-                    vector::IteratorType::reduction) != 1 ||
-        !vector::isReductionIterator(
-            op.getIteratorTypes()[cast<AffineDimExpr>(l.back()).getPosition()]))
+    bool paired = isTileOfMatmul(op, rhsType, /*paired=*/true);
+    if (!paired && !isTileOfMatmul(op, rhsType, /*paired=*/false))
       return failure();
-    int64_t k = rhsType.getShape().end()[-2], n = rhsType.getShape().back();
+    ArrayRef<int64_t> rhsShape = rhsType.getShape();
+    int64_t k = paired ? 2 * rhsShape.end()[-3] : rhsShape.end()[-2];
+    int64_t n = paired ? rhsShape.end()[-2] : rhsShape.back();
     if (k % 2 != 0 || n % lanes != 0)
       return failure();
     int64_t m = accType.getNumElements() / n;
 
     Location loc = op.getLoc();
     Type bf16 = rewriter.getBF16Type();
-    auto lhs2 = vector::ShapeCastOp::create(rewriter, loc,
-                                            VectorType::get({m, k}, bf16), lhs);
-    rhs = vector::ShapeCastOp::create(rewriter, loc,
-                                      VectorType::get({k, n}, bf16), rhs);
+    // (Folded into the shape casts that read the operands, if any.)
+    Value lhs2 = rewriter.createOrFold<vector::ShapeCastOp>(
+        loc, VectorType::get({m, k}, bf16), lhs);
+    // (k, n), or (k / 2, 2 n) with the pairs interleaved.
+    rhs = rewriter.createOrFold<vector::ShapeCastOp>(
+        loc,
+        paired ? VectorType::get({k / 2, 2 * n}, bf16)
+               : VectorType::get({k, n}, bf16),
+        rhs);
     auto accRows = vector::ShapeCastOp::create(
         rewriter, loc, VectorType::get({m, n}, rewriter.getF32Type()),
         op.getAcc());
@@ -244,16 +272,24 @@ struct ContractToBF16Dot : OpRewritePattern<vector::ContractionOp> {
             rewriter, loc, row, j * lanes, lanes, 1));
     }
     for (int64_t p = 0; p < k / 2; ++p) {
-      Value r0 = vector::ExtractOp::create(rewriter, loc, rhs, 2 * p);
-      Value r1 = vector::ExtractOp::create(rewriter, loc, rhs, 2 * p + 1);
       SmallVector<Value> pairs; // columns j*lanes.. of rows 2p, 2p+1
-      for (int64_t j = 0; j < chunks; ++j) {
-        SmallVector<int64_t> mask;
-        for (int64_t e = 0; e < lanes; ++e) {
-          mask.push_back(j * lanes + e);
-          mask.push_back(n + j * lanes + e);
+      if (paired) {
+        Value row = vector::ExtractOp::create(rewriter, loc, rhs, p);
+        for (int64_t j = 0; j < chunks; ++j)
+          pairs.push_back(vector::ExtractStridedSliceOp::create(
+              rewriter, loc, row, j * 2 * lanes, 2 * lanes, 1));
+      } else {
+        Value r0 = vector::ExtractOp::create(rewriter, loc, rhs, 2 * p);
+        Value r1 = vector::ExtractOp::create(rewriter, loc, rhs, 2 * p + 1);
+        for (int64_t j = 0; j < chunks; ++j) {
+          SmallVector<int64_t> mask;
+          for (int64_t e = 0; e < lanes; ++e) {
+            mask.push_back(j * lanes + e);
+            mask.push_back(n + j * lanes + e);
+          }
+          pairs.push_back(
+              vector::ShuffleOp::create(rewriter, loc, r0, r1, mask));
         }
-        pairs.push_back(vector::ShuffleOp::create(rewriter, loc, r0, r1, mask));
       }
       for (int64_t i = 0; i < m; ++i) {
         Value two = vector::ExtractStridedSliceOp::create(

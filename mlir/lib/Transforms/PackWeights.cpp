@@ -68,12 +68,14 @@ int64_t panelColumns(BlockArgument weight, int64_t vectorBits) {
 }
 
 /// Replaces `mm` (A: M x K, B: K x N) by the contraction reading B from
-/// `panels` ((N / nr) x K x nr), with the matmul's own body (its casts of
-/// float16/bfloat16 inputs to the accumulator's type included).
+/// `panels` ((N / nr) x K x nr, or in pairs of rows (N / nr) x (K / 2) x nr
+/// x 2), with the matmul's own body (its casts of float16/bfloat16 inputs to
+/// the accumulator's type included).
 void rewriteAsPanelContraction(RewriterBase &rewriter, linalg::MatmulOp mm,
                                Value panels) {
   Location loc = mm.getLoc();
   auto panelTy = cast<RankedTensorType>(panels.getType());
+  bool paired = panelTy.getRank() == 4;
   Value init = mm.getDpsInits()[0];
   auto initTy = cast<RankedTensorType>(init.getType());
   SmallVector<ReassociationIndices> splitColumns = {{0}, {1, 2}};
@@ -83,17 +85,36 @@ void rewriteAsPanelContraction(RewriterBase &rewriter, linalg::MatmulOp mm,
   rewriter.setInsertionPoint(mm);
   Value init3 =
       tensor::ExpandShapeOp::create(rewriter, loc, init3Ty, init, splitColumns);
-  // Loops (m, p, j, k): A(m, k), panels(p, k, j), result(m, p, j).
   MLIRContext *ctx = rewriter.getContext();
-  AffineExpr m, p, j, k;
-  bindDims(ctx, m, p, j, k);
-  SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {m, k}, ctx),
-                                 AffineMap::get(4, 0, {p, k, j}, ctx),
-                                 AffineMap::get(4, 0, {m, p, j}, ctx)};
+  SmallVector<AffineMap> maps;
   SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
-  iterators.push_back(utils::IteratorType::reduction);
+  Value lhs = mm.getInputs()[0];
+  if (paired) {
+    // Loops (m, p, j, kp, kr): A viewed as (M, K / 2, 2) (kp, kr),
+    // panels(p, kp, j, kr), result(m, p, j).
+    AffineExpr m, p, j, kp, kr;
+    bindDims(ctx, m, p, j, kp, kr);
+    maps = {AffineMap::get(5, 0, {m, kp, kr}, ctx),
+            AffineMap::get(5, 0, {p, kp, j, kr}, ctx),
+            AffineMap::get(5, 0, {m, p, j}, ctx)};
+    iterators.append(2, utils::IteratorType::reduction);
+    auto lhsTy = cast<RankedTensorType>(lhs.getType());
+    lhs = tensor::ExpandShapeOp::create(
+        rewriter, loc,
+        RankedTensorType::get({lhsTy.getDimSize(0), lhsTy.getDimSize(1) / 2, 2},
+                              lhsTy.getElementType()),
+        lhs, splitColumns);
+  } else {
+    // Loops (m, p, j, k): A(m, k), panels(p, k, j), result(m, p, j).
+    AffineExpr m, p, j, k;
+    bindDims(ctx, m, p, j, k);
+    maps = {AffineMap::get(4, 0, {m, k}, ctx),
+            AffineMap::get(4, 0, {p, k, j}, ctx),
+            AffineMap::get(4, 0, {m, p, j}, ctx)};
+    iterators.push_back(utils::IteratorType::reduction);
+  }
   auto contraction = linalg::GenericOp::create(
-      rewriter, loc, TypeRange{init3Ty}, ValueRange{mm.getInputs()[0], panels},
+      rewriter, loc, TypeRange{init3Ty}, ValueRange{lhs, panels},
       ValueRange{init3}, maps, iterators);
   IRMapping none;
   mm->getRegion(0).cloneInto(&contraction.getRegion(), none);
@@ -144,7 +165,18 @@ struct PackWeightsPass
                                        : SmallVector<int64_t>{k, n / nr, nr};
       SmallVector<int64_t> perm = transposed ? SmallVector<int64_t>{0, 2, 1}
                                              : SmallVector<int64_t>{1, 0, 2};
-      arg.setType(RankedTensorType::get({n / nr, k, nr}, ty.getElementType()));
+      SmallVector<int64_t> packed = {n / nr, k, nr};
+      // In pairs of rows for the dot products: (N / nr) x (K / 2) x nr x 2,
+      // from the parameter viewed as (N / nr) x nr x (K / 2) x 2 or
+      // (K / 2) x 2 x (N / nr) x nr.
+      if (bf16Pairs && ty.getElementType().isBF16() && k % 2 == 0) {
+        shape = transposed ? SmallVector<int64_t>{n / nr, nr, k / 2, 2}
+                           : SmallVector<int64_t>{k / 2, 2, n / nr, nr};
+        perm = transposed ? SmallVector<int64_t>{0, 2, 1, 3}
+                          : SmallVector<int64_t>{2, 0, 3, 1};
+        packed = {n / nr, k / 2, nr, 2};
+      }
+      arg.setType(RankedTensorType::get(packed, ty.getElementType()));
       for (OpOperand &use : llvm::make_early_inc_range(arg.getUses()))
         rewriteAsPanelContraction(rewriter, matmulReadingAsRhs(use), arg);
       func.setArgAttr(index, "poptorch.packed_shape",

@@ -288,6 +288,33 @@ void vectorizeIfPossible(RewriterBase &rewriter, linalg::LinalgOp op) {
     rewriter.replaceOp(op, result->replacements);
 }
 
+/// The inner loop of a contraction's reduction over pairs of k: two
+/// reduction loops (kp, kr), kr of 2 and the last index of every input (a
+/// bf16 matmul whose weight poptorch-pack-weights laid out for AVX512-BF16's
+/// dot products, its A read as (m, K / 2, 2)). The pair stays whole in every
+/// tile, and kp is the loop that the reduction is tiled and blocked along.
+std::optional<unsigned>
+pairedReductionLoop(linalg::LinalgOp op,
+                    const linalg::ContractionDimensions &dims) {
+  if (dims.k.size() != 2 || !hasStaticLoops(op) ||
+      op.getStaticLoopRanges()[dims.k[1]] != 2)
+    return std::nullopt;
+  AffineExpr kr = getAffineDimExpr(dims.k[1], op->getContext());
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(in);
+    if (map.getNumResults() == 0 || map.getResults().back() != kr)
+      return std::nullopt;
+  }
+  return dims.k[1];
+}
+
+/// The reduction loop that a contraction is tiled along: the outer loop of a
+/// pair (pairedReductionLoop), else the innermost reduction loop.
+unsigned tiledReductionLoop(linalg::LinalgOp op,
+                            const linalg::ContractionDimensions &dims) {
+  return pairedReductionLoop(op, dims) ? dims.k[0] : dims.k.back();
+}
+
 /// A register tile of a generic contraction with unit loops (a panel
 /// matmul's tile has one panel: (m, 1, nr, k)) as the named op it is once
 /// they are dropped (rank-reducing slices of its operands), or `op` as it
@@ -306,11 +333,12 @@ linalg::LinalgOp asNamedContraction(RewriterBase &rewriter,
     return op;
   // The innermost m, n and k loops stay, unit or not: a one-row tile is a
   // 1 x nr matmul, not a matrix-vector product (whose vectorization reads B
-  // transposed).
+  // transposed). Both loops of a paired reduction stay.
+  bool paired = pairedReductionLoop(op, *dims).has_value();
   SmallVector<unsigned> unit;
   for (auto [d, range] : llvm::enumerate(op.getStaticLoopRanges()))
     if (range == 1 && d != dims->m.back() && d != dims->n.back() &&
-        d != dims->k.back())
+        d != dims->k.back() && !(paired && d == dims->k[0]))
       unit.push_back(d);
   if (unit.empty())
     return op;
@@ -335,11 +363,78 @@ linalg::LinalgOp asNamedContraction(RewriterBase &rewriter,
   return succeeded(named) ? *named : cast<linalg::LinalgOp>(*reduced);
 }
 
+/// Vectorizes a register tile of a contraction over pairs of k (see
+/// pairedReductionLoop) as one vector.contract of its operands read whole,
+/// in their own shapes, which LowerVectors.cpp's ContractToBF16Dot makes
+/// dot products of. (The generic vectorizer would read every operand
+/// broadcast to the whole iteration space.) Fails, changing nothing, for any
+/// other op.
+LogicalResult vectorizePairedContraction(RewriterBase &rewriter,
+                                         linalg::LinalgOp op) {
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || !pairedReductionLoop(op, *dims) ||
+      !op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
+    return failure();
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  // Each operand is read whole. The inputs' two innermost dims (a pair and
+  // the dim outside it) are read as one, from a collapsed view: the rows of
+  // pairs that the dot products take, which the lowering's shape casts of
+  // the operands then fold into.
+  auto read = [&](Value tensor, bool mergeInner) -> Value {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    Type elem = type.getElementType();
+    Value pad = ub::PoisonOp::create(rewriter, loc, elem);
+    if (!mergeInner)
+      return vector::TransferReadOp::create(
+          rewriter, loc, VectorType::get(type.getShape(), elem), tensor,
+          SmallVector<Value>(type.getRank(), zero), pad,
+          SmallVector<bool>(type.getRank(), true));
+    int64_t rank = type.getRank();
+    SmallVector<ReassociationIndices> inner;
+    for (int64_t d = 0; d + 2 < rank; ++d)
+      inner.push_back({d});
+    inner.push_back({rank - 2, rank - 1});
+    Value flat = tensor::CollapseShapeOp::create(rewriter, loc, tensor, inner);
+    auto flatType = cast<RankedTensorType>(flat.getType());
+    Value rows = vector::TransferReadOp::create(
+        rewriter, loc, VectorType::get(flatType.getShape(), elem), flat,
+        SmallVector<Value>(rank - 1, zero), pad,
+        SmallVector<bool>(rank - 1, true));
+    return vector::ShapeCastOp::create(
+        rewriter, loc, VectorType::get(type.getShape(), elem), rows);
+  };
+  Value init = op.getDpsInitOperand(0)->get();
+  SmallVector<Attribute> iterators;
+  for (utils::IteratorType it : op.getIteratorTypesArray())
+    iterators.push_back(vector::IteratorTypeAttr::get(
+        rewriter.getContext(), it == utils::IteratorType::parallel
+                                   ? vector::IteratorType::parallel
+                                   : vector::IteratorType::reduction));
+  Value sum = vector::ContractionOp::create(
+      rewriter, loc, read(op.getDpsInputOperand(0)->get(), true),
+      read(op.getDpsInputOperand(1)->get(), true), read(init, false),
+      rewriter.getAffineMapArrayAttr(op.getIndexingMapsArray()),
+      rewriter.getArrayAttr(iterators));
+  auto initType = cast<RankedTensorType>(init.getType());
+  auto write = vector::TransferWriteOp::create(
+      rewriter, loc, sum, init, SmallVector<Value>(initType.getRank(), zero),
+      SmallVector<bool>(initType.getRank(), true));
+  rewriter.replaceOp(op, write.getResult());
+  return success();
+}
+
 void vectorizeAllIn(RewriterBase &rewriter, Operation *root) {
   SmallVector<linalg::LinalgOp> ops;
   root->walk([&](linalg::LinalgOp op) { ops.push_back(op); });
-  for (linalg::LinalgOp op : ops)
-    vectorizeIfPossible(rewriter, asNamedContraction(rewriter, op));
+  for (linalg::LinalgOp op : ops) {
+    linalg::LinalgOp tile = asNamedContraction(rewriter, op);
+    if (failed(vectorizePairedContraction(rewriter, tile)))
+      vectorizeIfPossible(rewriter, tile);
+  }
 }
 
 /// Splits each tile loop whose step does not divide its trip count into a
@@ -535,8 +630,10 @@ std::optional<ContractionTiles> chooseContractionTiles(linalg::LinalgOp op) {
   for (auto [d, iter] : llvm::enumerate(op.getIteratorTypesArray()))
     (iter == utils::IteratorType::parallel ? t.parallel : t.reduction)[d] = 1;
 
-  unsigned mDim = dims->m.back(), nDim = dims->n.back(), kDim = dims->k.back();
-  int64_t m = ranges[mDim], n = ranges[nDim], k = ranges[kDim];
+  std::optional<unsigned> pair = pairedReductionLoop(op, *dims);
+  unsigned mDim = dims->m.back(), nDim = dims->n.back(),
+           kDim = tiledReductionLoop(op, *dims);
+  int64_t m = ranges[mDim], n = ranges[nDim], k = ranges[kDim] * (pair ? 2 : 1);
   int64_t lanes = target.lanes;
   int64_t mr = std::min<int64_t>(m, target.rows);
   int64_t nrWanted = blockColumns(mr, target);
@@ -551,7 +648,13 @@ std::optional<ContractionTiles> chooseContractionTiles(linalg::LinalgOp op) {
     }
   t.parallel[mDim] = mr;
   t.parallel[nDim] = nr;
-  t.reduction[kDim] = kt;
+  if (pair) {
+    // kt is even, or k is odd and no pair form was made.
+    t.reduction[kDim] = kt / 2;
+    t.reduction[*pair] = 0;
+  } else {
+    t.reduction[kDim] = kt;
+  }
   return t;
 }
 
@@ -604,10 +707,11 @@ void retileForRegisters(RewriterBase &rewriter, linalg::LinalgOp inner,
 int64_t reductionBlock(linalg::LinalgOp op) {
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
-  if (failed(dims) || dims->k.size() != 1 || dims->m.empty() ||
-      op.getNumDpsInputs() != 2 || !hasStaticLoops(op))
+  if (failed(dims) ||
+      (dims->k.size() != 1 && !pairedReductionLoop(op, *dims)) ||
+      dims->m.empty() || op.getNumDpsInputs() != 2 || !hasStaticLoops(op))
     return 0;
-  int64_t k = op.getStaticLoopRanges()[dims->k.front()];
+  int64_t k = op.getStaticLoopRanges()[dims->k.front()] * dims->k.size();
   if (k < kMinBlockedReduction)
     return 0;
   for (OpOperand *in : op.getDpsInputOperands()) {
@@ -639,7 +743,8 @@ bool tileBlockedReduction(RewriterBase &rewriter, linalg::LinalgOp op,
   if (failed(dims))
     return false;
   SmallVector<int64_t> sizes(op.getNumLoops(), 0);
-  sizes[dims->k.front()] = kc;
+  // (A paired reduction is blocked along its pairs.)
+  sizes[dims->k.front()] = kc / dims->k.size();
   FailureOr<scf::SCFTilingResult> blocked =
       tileSequentially(rewriter, op, sizes);
   if (failed(blocked) || blocked->tiledOps.empty())

@@ -89,3 +89,45 @@ func.func @batch_matmul_bf16(%a: tensor<4x16x64xbf16>, %b: tensor<4x64x32xbf16>)
   %mm = linalg.batch_matmul ins(%a, %b : tensor<4x16x64xbf16>, tensor<4x64x32xbf16>) outs(%acc : tensor<4x16x32xf32>) -> tensor<4x16x32xf32>
   return %mm : tensor<4x16x32xf32>
 }
+
+// -----
+
+// A weight laid out in pairs of rows (poptorch-pack-weights' bf16-pairs): the
+// contraction over (m, panel, column, kp, kr) is tiled along kp (4 pairs, 8
+// of k, per step) with the pair whole, each operand read as rows of pairs,
+// and no shuffles: every register of a row of pairs goes to the dot
+// products as it is. Without bf16-dot (the pipeline pairs weights only with
+// it) the contraction still lowers, to a product and a sum per element.
+// CHECK-LABEL: func.func @paired_weight
+// CHECK: scf.for {{.*}} step %c4 iter_args(%{{.*}} = %{{.*}}) -> (vector<8x32xf32>)
+// CHECK-DAG: vector.transfer_read {{.*}} : tensor<4x64xbf16>, vector<4x64xbf16>
+// CHECK-DAG: vector.transfer_read {{.*}} : tensor<8x8xbf16>, vector<8x8xbf16>
+// CHECK-NOT: vector.shuffle
+// CHECK-COUNT-64: x86vector.avx512.dot {{.*}} : vector<32xbf16> -> vector<16xf32>
+// CHECK-NOT: vector.shuffle
+// CHECK: scf.yield
+// FMA-LABEL: func.func @paired_weight
+// FMA-NOT: x86vector
+// FMA: vector.reduction <add>
+// LLVM-LABEL: func.func @paired_weight
+// LLVM: llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.512"
+#pA = affine_map<(m, p, j, kp, kr) -> (m, kp, kr)>
+#pB = affine_map<(m, p, j, kp, kr) -> (p, kp, j, kr)>
+#pC = affine_map<(m, p, j, kp, kr) -> (m, p, j)>
+func.func @paired_weight(%a: tensor<64x768xbf16>, %w: tensor<24x384x32x2xbf16>) -> tensor<64x768xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x768xf32>
+  %e3 = tensor.expand_shape %e [[0], [1, 2]] output_shape [64, 24, 32] : tensor<64x768xf32> into tensor<64x24x32xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e3 : tensor<64x24x32xf32>) -> tensor<64x24x32xf32>
+  %a3 = tensor.expand_shape %a [[0], [1, 2]] output_shape [64, 384, 2] : tensor<64x768xbf16> into tensor<64x384x2xbf16>
+  %r = linalg.generic {indexing_maps = [#pA, #pB, #pC], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%a3, %w : tensor<64x384x2xbf16>, tensor<24x384x32x2xbf16>) outs(%acc : tensor<64x24x32xf32>) {
+  ^bb0(%x: bf16, %y: bf16, %o: f32):
+    %0 = arith.extf %x : bf16 to f32
+    %1 = arith.extf %y : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %o, %2 : f32
+    linalg.yield %3 : f32
+  } -> tensor<64x24x32xf32>
+  %c = tensor.collapse_shape %r [[0], [1, 2]] : tensor<64x24x32xf32> into tensor<64x768xf32>
+  return %c : tensor<64x768xf32>
+}

@@ -316,11 +316,22 @@ def PoptorchPackWeights : Pass<"poptorch-pack-weights", "func::FuncOp"> {
     `poptorch.permuted` (the permutation of that view), which the runtime
     applies when it uploads the weights. Weights with N not a multiple of nr
     wider than one register block are left as they are.
+
+    With `bf16-pairs` (set where poptorch-tile-and-vectorize's `bf16-dot`
+    is), a bfloat16 weight with an even K is laid out in pairs of rows,
+    (N / nr) x (K / 2) x nr x 2: element (p, kp, j, r) is row 2 kp + r of
+    column p nr + j, the order in which AVX512-BF16's dot products take a
+    register of B. The matmul becomes a contraction over (m, panel, column,
+    kp, kr) with A viewed as M x (K / 2) x 2, and its register tiles read
+    each row of pairs with one load instead of interleaving two rows of B.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"512",
            "Width of the target's vector registers: 512 or 256 (see "
-           "poptorch-tile-and-vectorize)">
+           "poptorch-tile-and-vectorize)">,
+    Option<"bf16Pairs", "bf16-pairs", "bool", /*default=*/"false",
+           "Lay out bfloat16 weights in pairs of rows of K for AVX512-BF16 "
+           "dot products (see poptorch-tile-and-vectorize's bf16-dot)">
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
 }
