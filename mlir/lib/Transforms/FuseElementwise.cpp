@@ -60,13 +60,34 @@ static bool splitsReduction(OpOperand *operand) {
   return false;
 }
 
+/// Whether `v` is read only by contractions, directly or through reshapes.
+static bool onlyContractionsRead(Value v) {
+  return !v.use_empty() && llvm::all_of(v.getUsers(), [](Operation *user) {
+    return isContractionOrConvolution(user) ||
+           (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(user) &&
+            onlyContractionsRead(user->getResult(0)));
+  });
+}
+
+/// Whether `op` is an expanding reshape that only contractions read: a view
+/// of an operand in the layout a contraction reads it in
+/// (poptorch-pack-weights' A viewed as M x (K / 2) x 2 for a weight in pairs
+/// of rows), possibly behind a collapse that the reshape propagation moved
+/// after it. Its producer keeps its own shape: expanded, an elementwise
+/// producer would iterate innermost over the pair, two elements per vector.
+static bool isContractionOperandView(Operation *op) {
+  return isa<tensor::ExpandShapeOp>(op) &&
+         onlyContractionsRead(op->getResult(0));
+}
+
 /// Fuse (or fold a reshape) across `operand` only when neither side is a
-/// contraction/convolution, and only when the producer has no other user
-/// (so fusion never duplicates work).
+/// contraction/convolution or a view for one, and only when the producer
+/// has no other user (so fusion never duplicates work).
 static bool shouldFuse(OpOperand *operand) {
   Operation *producer = operand->get().getDefiningOp();
   if (!producer || isContractionOrConvolution(producer) ||
-      isContractionOrConvolution(operand->getOwner()))
+      isContractionOrConvolution(operand->getOwner()) ||
+      isContractionOperandView(operand->getOwner()))
     return false;
   if (splitsReduction(operand))
     return false;

@@ -76,6 +76,9 @@ struct VectorTarget {
   /// Vector registers: 32 (AVX-512) or 16 (AVX2). A block for a short m is
   /// wider, within the same share of them.
   int64_t registers = 32;
+  /// Whether bf16 register tiles become AVX512-BF16 dot products (the
+  /// pass's bf16-dot option).
+  bool bf16Dot = false;
 };
 thread_local VectorTarget target;
 
@@ -825,13 +828,20 @@ void tileContraction(RewriterBase &rewriter, linalg::LinalgOp op,
       linalg::inferContractionDims(op);
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   // Split the columns among the workers when they are enough: each then
-  // keeps its own blocks of B in cache (see rootLoopsNOuter).
+  // keeps its own blocks of B in cache (see rootLoopsNOuter), and B is read
+  // (and packed, see packRhsPanel) once in all. Columns that the register
+  // tile does not divide (a 50257-token vocabulary head) are split into the
+  // whole tiles, run in parallel, and the rest.
   std::optional<unsigned> dim;
   if (succeeded(dims) && !dims->n.empty()) {
     unsigned n = dims->n.back();
     int64_t t = tiles.parallel[n];
-    if (t > 0 && ranges[n] % t == 0 && ranges[n] / t >= kMinParallelTrips)
-      dim = n;
+    if (t > 0 && ranges[n] / t >= kMinParallelTrips) {
+      if (ranges[n] % t == 0)
+        dim = n;
+      else if (splitForParallel(rewriter, op, tiles, minParallelCost))
+        return;
+    }
   }
   if (!dim)
     dim = pickParallelLoop(op, tiles.parallel);
@@ -934,18 +944,113 @@ SmallVector<int64_t> rootLoopsNOuter(linalg::LinalgOp op, Operation *consumer) {
   return {};
 }
 
+/// With bf16 dot products, the panel of a bf16 register tile's B (`slice`,
+/// k x nr of sizes `sizes`, k even and nr whole registers) is packed in
+/// pairs of rows, (k / 2) x nr x 2, as poptorch-pack-weights lays out bf16
+/// weights: `op`, an (m, n, k) matmul tile, becomes the contraction over
+/// (m, n, kp, kr) of A viewed as mr x (k / 2) x 2 and that panel, whose
+/// register tiles give the dot products B's registers without interleaving
+/// rows (a wide B's per-call panels: a tied vocabulary head, im2col
+/// columns). Returns the new contraction, or null (changing nothing) when
+/// `op` is not such a tile.
+linalg::LinalgOp packPanelInPairs(RewriterBase &rewriter, linalg::LinalgOp op,
+                                  OpOperand *operand,
+                                  tensor::ExtractSliceOp slice,
+                                  ArrayRef<OpFoldResult> sizes) {
+  std::optional<int64_t> k = getConstantIntValue(sizes.front()),
+                         nr = getConstantIntValue(sizes.back());
+  RankedTensorType sliceTy = slice.getResultType();
+  if (!target.bf16Dot || !sliceTy.getElementType().isBF16() ||
+      sizes.size() != 2 || !k || !nr || *k % 2 != 0 ||
+      *nr % target.lanes != 0 || op.getNumLoops() != 3 ||
+      op.getNumDpsInputs() != 2 || operand->getOperandNumber() != 1 ||
+      !op.hasPureTensorSemantics() || !linalg::isaContractionOpInterface(op))
+    return nullptr;
+  Value a = op.getDpsInputOperand(0)->get();
+  auto aTy = cast<RankedTensorType>(a.getType());
+  if (aTy.isDynamicDim(0))
+    return nullptr;
+  // Loops (m, n, k): A(m, k), B(k, n), C(m, n).
+  MLIRContext *ctx = rewriter.getContext();
+  AffineExpr m, n, kk;
+  bindDims(ctx, m, n, kk);
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (maps[0] != AffineMap::get(3, 0, {m, kk}, ctx) ||
+      maps[1] != AffineMap::get(3, 0, {kk, n}, ctx) ||
+      maps[2] != AffineMap::get(3, 0, {m, n}, ctx))
+    return nullptr;
+  Location loc = slice.getLoc();
+  Type bf16 = sliceTy.getElementType();
+  // The panel, (k / 2) x 2 nr viewed as (k / 2) x nr x 2: its row kp
+  // interleaves rows 2 kp and 2 kp + 1 of the block, one vector of each.
+  // (A slice of a partial tile has the static sizes that the peeling made.)
+  Value block = slice.getResult();
+  auto blockTy = RankedTensorType::get({*k, *nr}, bf16);
+  if (block.getType() != blockTy)
+    block = tensor::CastOp::create(rewriter, loc, blockTy, block);
+  auto idx = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(rewriter, loc, v);
+  };
+  Value zero = idx(0), one = idx(1), two = idx(2);
+  Value pad = ub::PoisonOp::create(rewriter, loc, bf16);
+  Value rows = tensor::EmptyOp::create(
+      rewriter, loc, SmallVector<int64_t>{*k / 2, 2 * *nr}, bf16);
+  auto interleave = scf::ForOp::create(
+      rewriter, loc, zero, idx(*k / 2), one, ValueRange{rows},
+      [&](OpBuilder &b, Location l, Value kp, ValueRange iter) {
+        Value even = arith::MulIOp::create(b, l, kp, two);
+        Value odd = arith::AddIOp::create(b, l, even, one);
+        auto row = [&](Value at) -> Value {
+          return vector::TransferReadOp::create(
+              b, l, VectorType::get({*nr}, bf16), block, ValueRange{at, zero},
+              pad, ArrayRef<bool>{true});
+        };
+        Value pair = vector::InterleaveOp::create(b, l, row(even), row(odd));
+        Value written = vector::TransferWriteOp::create(b, l, pair, iter[0],
+                                                        ValueRange{kp, zero},
+                                                        ArrayRef<bool>{true})
+                            .getResult();
+        scf::YieldOp::create(b, l, written);
+      });
+  Value panel = tensor::ExpandShapeOp::create(
+      rewriter, loc, RankedTensorType::get({*k / 2, *nr, 2}, bf16),
+      interleave.getResult(0), SmallVector<ReassociationIndices>{{0}, {1, 2}});
+  // The contraction reading it, with A viewed in pairs along k.
+  rewriter.setInsertionPoint(op);
+  Value aPairs = tensor::ExpandShapeOp::create(
+      rewriter, op.getLoc(),
+      RankedTensorType::get({aTy.getDimSize(0), *k / 2, 2},
+                            aTy.getElementType()),
+      a, SmallVector<ReassociationIndices>{{0}, {1, 2}});
+  AffineExpr pm, pn, kp, kr;
+  bindDims(ctx, pm, pn, kp, kr);
+  SmallVector<AffineMap> pairedMaps = {AffineMap::get(4, 0, {pm, kp, kr}, ctx),
+                                       AffineMap::get(4, 0, {kp, pn, kr}, ctx),
+                                       AffineMap::get(4, 0, {pm, pn}, ctx)};
+  SmallVector<utils::IteratorType> iterators(2, utils::IteratorType::parallel);
+  iterators.append(2, utils::IteratorType::reduction);
+  auto paired = linalg::GenericOp::create(
+      rewriter, op.getLoc(), op->getResultTypes(), ValueRange{aPairs, panel},
+      ValueRange{op.getDpsInitOperand(0)->get()}, pairedMaps, iterators);
+  IRMapping none;
+  op->getRegion(0).cloneInto(&paired.getRegion(), none);
+  rewriter.replaceOp(op, paired->getResults());
+  return cast<linalg::LinalgOp>(paired.getOperation());
+}
+
 /// Packs the slice that `operand` of `op` reads (a block of columns of a
 /// wider tensor, through the slices of the tilings around it) into a
 /// contiguous buffer, once per iteration of the loops it depends on, before
 /// the loops of `loops` (the tile loops around `op`, outermost first) that
 /// reuse it. Unpacked, each row of the block is a few elements out of every
 /// row of the tensor: see kMinPackedRowBytes.
-void packPanel(RewriterBase &rewriter, linalg::LinalgOp op, OpOperand *operand,
-               ArrayRef<LoopLikeOpInterface> loops,
-               int64_t minRowBytes = kMinPackedRowBytes) {
+linalg::LinalgOp packPanel(RewriterBase &rewriter, linalg::LinalgOp op,
+                           OpOperand *operand,
+                           ArrayRef<LoopLikeOpInterface> loops,
+                           int64_t minRowBytes = kMinPackedRowBytes) {
   auto slice = operand->get().getDefiningOp<tensor::ExtractSliceOp>();
   if (!slice || !slice.hasUnitStride())
-    return;
+    return op;
   // The tensor that the block is a slice of, through the slices of outer
   // tilings (a parallel task's columns).
   auto srcTy = cast<RankedTensorType>(sliceSource(slice.getSource()).getType());
@@ -958,7 +1063,7 @@ void packPanel(RewriterBase &rewriter, linalg::LinalgOp op, OpOperand *operand,
       sliceTy.getShape().back() == srcTy.getShape().back() ||
       !elem.isIntOrFloat() ||
       srcTy.getShape().back() * elem.getIntOrFloatBitWidth() / 8 < minRowBytes)
-    return;
+    return op;
   // Hoist the slice (and the index arithmetic it needs) out of every loop
   // around it that it does not depend on. It may be outside them already
   // (made by an outer, parallel tiling).
@@ -978,7 +1083,7 @@ void packPanel(RewriterBase &rewriter, linalg::LinalgOp op, OpOperand *operand,
         std::optional<APInt> trips = forOp.getStaticTripCount();
         return !trips || trips->getSExtValue() > 1;
       }))
-    return;
+    return op;
   // The panel: a copy of the slice into a fresh tensor, row by row (one
   // vector of its columns each), read by `op` instead of the slice.
   Location loc = slice.getLoc();
@@ -992,6 +1097,9 @@ void packPanel(RewriterBase &rewriter, linalg::LinalgOp op, OpOperand *operand,
               presburger::BoundType::EQ, v);
           succeeded(c))
         size = rewriter.getIndexAttr(*c);
+  if (linalg::LinalgOp paired =
+          packPanelInPairs(rewriter, op, operand, slice, sizes))
+    return paired;
   Value empty =
       tensor::EmptyOp::create(rewriter, loc, sizes, sliceTy.getElementType());
   auto copy = linalg::CopyOp::create(rewriter, loc, slice.getResult(), empty);
@@ -1000,6 +1108,7 @@ void packPanel(RewriterBase &rewriter, linalg::LinalgOp op, OpOperand *operand,
   rowTiles.back() = 0;
   (void)tileSequentially(rewriter, cast<linalg::LinalgOp>(copy.getOperation()),
                          rowTiles);
+  return op;
 }
 
 /// Packs the block of B (the operand without m dims) that one column tile of
@@ -1007,18 +1116,19 @@ void packPanel(RewriterBase &rewriter, linalg::LinalgOp op, OpOperand *operand,
 /// column loops outside the row loops). Unpacked, the k x nr block is nr
 /// elements out of every row of B: for a wide B (im2col columns, a
 /// vocabulary head) each k step of the micro-kernel touches a new page.
-void packRhsPanel(RewriterBase &rewriter, linalg::LinalgOp tc,
-                  ArrayRef<LoopLikeOpInterface> loops) {
+linalg::LinalgOp packRhsPanel(RewriterBase &rewriter, linalg::LinalgOp tc,
+                              ArrayRef<LoopLikeOpInterface> loops) {
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(tc);
   if (failed(dims) || tc.getNumDpsInputs() != 2)
-    return;
+    return tc;
   for (OpOperand *in : tc.getDpsInputOperands()) {
     AffineMap map = tc.getMatchingIndexingMap(in);
     if (llvm::none_of(dims->m,
                       [&](unsigned d) { return map.isFunctionOfDim(d); }))
       return packPanel(rewriter, tc, in, loops);
   }
+  return tc;
 }
 
 void tileContractionForRegisters(RewriterBase &rewriter, linalg::LinalgOp op,
@@ -1079,10 +1189,19 @@ void tileContractionForRegisters(RewriterBase &rewriter, linalg::LinalgOp op,
   };
   for (Operation *op : contractions) {
     auto tiledContraction = cast<linalg::LinalgOp>(op);
-    if (tiles.packRhs)
-      packRhsPanel(rewriter, tiledContraction, tileLoopsAround(op, inNest));
+    SmallVector<int64_t> reduction = tiles.reduction;
+    if (tiles.packRhs) {
+      linalg::LinalgOp packed =
+          packRhsPanel(rewriter, tiledContraction, tileLoopsAround(op, inNest));
+      if (packed != tiledContraction) {
+        // Packed in pairs (packPanelInPairs): (m, n, k) became (m, n, kp,
+        // kr), tiled along kp with the pair whole.
+        reduction = {0, 0, std::max<int64_t>(tiles.reduction[2] / 2, 1), 0};
+        tiledContraction = packed;
+      }
+    }
     scf::SCFTilingOptions kOptions;
-    kOptions.setTileSizes(asIndexAttrs(rewriter, tiles.reduction));
+    kOptions.setTileSizes(asIndexAttrs(rewriter, reduction));
     rewriter.setInsertionPoint(tiledContraction);
     FailureOr<scf::SCFTilingResult> kTiled = scf::tileUsingSCF(
         rewriter, cast<TilingInterface>(tiledContraction.getOperation()),
@@ -1469,6 +1588,7 @@ struct TileAndVectorizePass
       return signalPassFailure();
     }
     target = targetFor(vectorBits);
+    target.bf16Dot = bf16Dot;
     IRRewriter rewriter(&getContext());
     int64_t parallelCost = minParallelCost;
     if (minProgramParallelCost > 0) {

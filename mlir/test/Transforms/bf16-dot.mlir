@@ -6,6 +6,7 @@
 // RUN: poptorch-opt %s -split-input-file --poptorch-tile-and-vectorize=bf16-dot=true --canonicalize --cse | FileCheck %s
 // RUN: poptorch-opt %s -split-input-file --poptorch-tile-and-vectorize --canonicalize --cse | FileCheck %s --check-prefix=FMA
 // RUN: poptorch-opt %s -split-input-file --poptorch-tile-and-vectorize=bf16-dot=true --canonicalize --cse --convert-vector-to-llvm=enable-x86vector=true | FileCheck %s --check-prefix=LLVM
+// RUN: poptorch-opt %s -split-input-file --poptorch-tile-and-vectorize="bf16-dot=true min-parallel-cost=0" --canonicalize --cse | FileCheck %s --check-prefix=PANEL
 
 // An 8 x 32 block over k tiles of 8: four pairs of k, each with the rhs rows
 // interleaved (two shuffles of 32 columns into pairs) and 8 rows x 2
@@ -130,4 +131,31 @@ func.func @paired_weight(%a: tensor<64x768xbf16>, %w: tensor<24x384x32x2xbf16>) 
   } -> tensor<64x24x32xf32>
   %c = tensor.collapse_shape %r [[0], [1, 2]] : tensor<64x24x32xf32> into tensor<64x768xf32>
   return %c : tensor<64x768xf32>
+}
+
+// -----
+
+// A wide bf16 B (rows 2 KB apart: a tied vocabulary head, im2col columns)
+// is packed per column tile; with the dot products, in pairs of rows: one
+// interleave of two rows of 32 columns per pair, once per panel, and the
+// tile becomes a contraction over (m, n, kp, kr) whose register tiles read
+// the panel's rows of pairs with no shuffles. Its 16 columns left over
+// (not whole register tiles, not packed) keep the interleave per k.
+// PANEL-LABEL: func.func @wide_rhs
+// PANEL: scf.forall (%{{.*}}) = (0) to (1024) step (32)
+// PANEL: vector.interleave {{.*}} : vector<32xbf16> -> vector<64xbf16>
+// PANEL: tensor.expand_shape {{.*}} : tensor<32x64xbf16> into tensor<32x32x2xbf16>
+// PANEL: scf.for {{.*}} step %c4 iter_args(%{{.*}} = %{{.*}}) -> (vector<8x32xf32>)
+// PANEL-NOT: vector.interleave
+// PANEL-NOT: vector.shuffle
+// PANEL-COUNT-64: x86vector.avx512.dot {{.*}} : vector<32xbf16> -> vector<16xf32>
+// PANEL: scf.yield
+// PANEL: scf.forall (%{{.*}}) = (0) to (16) step (8)
+// PANEL: vector.interleave {{.*}} : vector<16xbf16> -> vector<32xbf16>
+func.func @wide_rhs(%a: tensor<16x64xbf16>, %b: tensor<64x1040xbf16>) -> tensor<16x1040xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x1040xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<16x1040xf32>) -> tensor<16x1040xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<16x64xbf16>, tensor<64x1040xbf16>) outs(%acc : tensor<16x1040xf32>) -> tensor<16x1040xf32>
+  return %mm : tensor<16x1040xf32>
 }

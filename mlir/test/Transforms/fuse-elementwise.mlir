@@ -259,3 +259,41 @@ func.func @elementwise_into_padded(%x: tensor<4x8x8xf32>) -> tensor<4x10x10xf32>
   %p = tensor.insert_slice %c into %fill[0, 1, 1] [4, 8, 8] [1, 1, 1] : tensor<4x8x8xf32> into tensor<4x10x10xf32>
   return %p : tensor<4x10x10xf32>
 }
+
+// -----
+
+// A view of an operand in the layout a contraction reads it in (A as
+// M x (K / 2) x 2 for a bf16 weight in pairs of rows), here behind the
+// collapse of a 3-D activation: the elementwise producer (a GELU's tanh)
+// keeps its own shape instead of iterating innermost over the pair.
+// CHECK-LABEL: func.func @pair_view_of_elementwise
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel"]}
+// CHECK-SAME: outs(%{{.*}} : tensor<1x8x64xbf16>)
+// CHECK: math.tanh
+// CHECK: tensor.expand_shape {{.*}} into tensor<1x8x32x2xbf16>
+#pA = affine_map<(m, p, j, kp, kr) -> (m, kp, kr)>
+#pB = affine_map<(m, p, j, kp, kr) -> (p, kp, j, kr)>
+#pC = affine_map<(m, p, j, kp, kr) -> (m, p, j)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @pair_view_of_elementwise(%x: tensor<1x8x64xbf16>, %w: tensor<2x32x32x2xbf16>) -> tensor<8x2x32xf32> {
+  %e = tensor.empty() : tensor<1x8x64xbf16>
+  %t = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<1x8x64xbf16>) outs(%e : tensor<1x8x64xbf16>) {
+  ^bb0(%in: bf16, %out: bf16):
+    %0 = math.tanh %in : bf16
+    linalg.yield %0 : bf16
+  } -> tensor<1x8x64xbf16>
+  %c = tensor.collapse_shape %t [[0, 1], [2]] : tensor<1x8x64xbf16> into tensor<8x64xbf16>
+  %a = tensor.expand_shape %c [[0], [1, 2]] output_shape [8, 32, 2] : tensor<8x64xbf16> into tensor<8x32x2xbf16>
+  %zero = arith.constant 0.0 : f32
+  %o = tensor.empty() : tensor<8x2x32xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%o : tensor<8x2x32xf32>) -> tensor<8x2x32xf32>
+  %r = linalg.generic {indexing_maps = [#pA, #pB, #pC], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%a, %w : tensor<8x32x2xbf16>, tensor<2x32x32x2xbf16>) outs(%acc : tensor<8x2x32xf32>) {
+  ^bb0(%in: bf16, %in_1: bf16, %out: f32):
+    %0 = arith.extf %in : bf16 to f32
+    %1 = arith.extf %in_1 : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %out, %2 : f32
+    linalg.yield %3 : f32
+  } -> tensor<8x2x32xf32>
+  return %r : tensor<8x2x32xf32>
+}

@@ -123,6 +123,24 @@ func.func @matmul_odd(%a: tensor<17x33xf32>, %b: tensor<33x65xf32>) -> tensor<17
 
 // -----
 
+// Columns that the register tile does not divide, with enough whole tiles (a
+// vocabulary head): the whole tiles run in parallel by columns, each task
+// reading its own columns of B, and the 16 columns left over on their own;
+// the rows are not split (each task would read all of B).
+// CHECK-LABEL: func.func @wide_odd_columns
+// CHECK: scf.forall (%{{.*}}) = (0) to (1024) step (32)
+// CHECK: scf.for {{.*}} = %c0 to %c16 step %c8
+// CHECK: scf.forall (%{{.*}}) = (0) to (16) step (8)
+func.func @wide_odd_columns(%a: tensor<16x64xf32>, %b: tensor<64x1040xf32>) -> tensor<16x1040xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x1040xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<16x1040xf32>) -> tensor<16x1040xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<16x64xf32>, tensor<64x1040xf32>) outs(%f : tensor<16x1040xf32>) -> tensor<16x1040xf32>
+  return %m : tensor<16x1040xf32>
+}
+
+// -----
+
 // Elementwise: rows are distributed, each row one 64-lane vector.
 // CHECK-LABEL: func.func @elementwise
 // CHECK: scf.forall (%{{.*}}) in (32)
