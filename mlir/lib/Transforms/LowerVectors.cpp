@@ -178,9 +178,9 @@ struct SplitWideReduction : OpRewritePattern<vector::ReductionOp> {
 /// out in pairs is read as it is, the contraction then being over (kp, 2):
 /// (m..., kp, 2) x (kp, n, 2) -> (m..., n). Sums are rounded in a different
 /// order than one FMA per k, and the instruction treats bf16 subnormals as
-/// zero, as PyTorch's own bf16 kernels on such hosts do. Shapes that do not
-/// fit (odd k, columns not a multiple of a register, masked tiles, a
-/// transposed operand) keep the FMA lowering.
+/// zero, as PyTorch's own bf16 kernels on such hosts do. Columns that are
+/// not whole registers are computed in whole registers. Shapes that do not
+/// fit (odd k, masked tiles, a transposed operand) keep the FMA lowering.
 struct ContractToBF16Dot : OpRewritePattern<vector::ContractionOp> {
   ContractToBF16Dot(MLIRContext *ctx, int64_t lanes)
       : OpRewritePattern(ctx, /*benefit=*/2), lanes(lanes) {}
@@ -242,9 +242,13 @@ struct ContractToBF16Dot : OpRewritePattern<vector::ContractionOp> {
     ArrayRef<int64_t> rhsShape = rhsType.getShape();
     int64_t k = paired ? 2 * rhsShape.end()[-3] : rhsShape.end()[-2];
     int64_t n = paired ? rhsShape.end()[-2] : rhsShape.back();
-    if (k % 2 != 0 || n % lanes != 0)
+    if (k % 2 != 0 || n == 0)
       return failure();
     int64_t m = accType.getNumElements() / n;
+    // Columns that are not whole registers (a tile of the last 17 of 49
+    // pixels) are computed in whole registers, the rhs rows padded with
+    // zeros, and only the first n kept.
+    int64_t width = llvm::alignTo(n, lanes);
 
     Location loc = op.getLoc();
     Type bf16 = rewriter.getBF16Type();
@@ -260,13 +264,32 @@ struct ContractToBF16Dot : OpRewritePattern<vector::ContractionOp> {
     auto accRows = vector::ShapeCastOp::create(
         rewriter, loc, VectorType::get({m, n}, rewriter.getF32Type()),
         op.getAcc());
-    int64_t chunks = n / lanes;
+    // (bf16 vectors are padded as i16: LLVM 22's X86 instruction selection
+    // aborts on shuffles of bfloat vectors of odd length.)
+    auto padded = [&](Value v, int64_t size) -> Value {
+      auto type = cast<VectorType>(v.getType());
+      if (type.getNumElements() == size)
+        return v;
+      Type elem = type.getElementType();
+      Type bits = elem.isBF16() ? rewriter.getI16Type() : elem;
+      if (bits != elem)
+        v = vector::BitCastOp::create(rewriter, loc, type.clone(bits), v);
+      auto wide = VectorType::get({size}, bits);
+      Value zeros = arith::ConstantOp::create(rewriter, loc, wide,
+                                              rewriter.getZeroAttr(wide));
+      v = vector::InsertStridedSliceOp::create(rewriter, loc, v, zeros, 0, 1);
+      return bits == elem ? v
+                          : vector::BitCastOp::create(rewriter, loc,
+                                                      wide.clone(elem), v);
+    };
+    int64_t chunks = width / lanes;
     auto pairType = VectorType::get({2 * lanes}, bf16);
     SmallVector<Value> acc;     // m x chunks registers of f32
     SmallVector<Value> lhsRows; // m rows of k bf16
     for (int64_t i = 0; i < m; ++i) {
       lhsRows.push_back(vector::ExtractOp::create(rewriter, loc, lhs2, i));
-      Value row = vector::ExtractOp::create(rewriter, loc, accRows, i);
+      Value row =
+          padded(vector::ExtractOp::create(rewriter, loc, accRows, i), width);
       for (int64_t j = 0; j < chunks; ++j)
         acc.push_back(vector::ExtractStridedSliceOp::create(
             rewriter, loc, row, j * lanes, lanes, 1));
@@ -274,18 +297,21 @@ struct ContractToBF16Dot : OpRewritePattern<vector::ContractionOp> {
     for (int64_t p = 0; p < k / 2; ++p) {
       SmallVector<Value> pairs; // columns j*lanes.. of rows 2p, 2p+1
       if (paired) {
-        Value row = vector::ExtractOp::create(rewriter, loc, rhs, p);
+        Value row =
+            padded(vector::ExtractOp::create(rewriter, loc, rhs, p), 2 * width);
         for (int64_t j = 0; j < chunks; ++j)
           pairs.push_back(vector::ExtractStridedSliceOp::create(
               rewriter, loc, row, j * 2 * lanes, 2 * lanes, 1));
       } else {
-        Value r0 = vector::ExtractOp::create(rewriter, loc, rhs, 2 * p);
-        Value r1 = vector::ExtractOp::create(rewriter, loc, rhs, 2 * p + 1);
+        Value r0 =
+            padded(vector::ExtractOp::create(rewriter, loc, rhs, 2 * p), width);
+        Value r1 = padded(
+            vector::ExtractOp::create(rewriter, loc, rhs, 2 * p + 1), width);
         for (int64_t j = 0; j < chunks; ++j) {
           SmallVector<int64_t> mask;
           for (int64_t e = 0; e < lanes; ++e) {
             mask.push_back(j * lanes + e);
-            mask.push_back(n + j * lanes + e);
+            mask.push_back(width + j * lanes + e);
           }
           pairs.push_back(
               vector::ShuffleOp::create(rewriter, loc, r0, r1, mask));
@@ -309,12 +335,15 @@ struct ContractToBF16Dot : OpRewritePattern<vector::ContractionOp> {
       }
     }
     Value result = ub::PoisonOp::create(rewriter, loc, accRows.getType());
-    auto rowType = VectorType::get({n}, rewriter.getF32Type());
+    auto rowType = VectorType::get({width}, rewriter.getF32Type());
     for (int64_t i = 0; i < m; ++i) {
       Value row = ub::PoisonOp::create(rewriter, loc, rowType);
       for (int64_t j = 0; j < chunks; ++j)
         row = vector::InsertStridedSliceOp::create(
             rewriter, loc, acc[i * chunks + j], row, j * lanes, 1);
+      if (width != n)
+        row =
+            vector::ExtractStridedSliceOp::create(rewriter, loc, row, 0, n, 1);
       result = vector::InsertOp::create(rewriter, loc, row, result, i);
     }
     rewriter.replaceOpWithNewOp<vector::ShapeCastOp>(op, accType, result);

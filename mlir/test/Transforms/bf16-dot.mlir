@@ -159,3 +159,23 @@ func.func @wide_rhs(%a: tensor<16x64xbf16>, %b: tensor<64x1040xbf16>) -> tensor<
   %mm = linalg.matmul ins(%a, %b : tensor<16x64xbf16>, tensor<64x1040xbf16>) outs(%acc : tensor<16x1040xf32>) -> tensor<16x1040xf32>
   return %mm : tensor<16x1040xf32>
 }
+
+// -----
+
+// Columns that are not whole registers (17: the last tile of 49 pixels or
+// of a 50257-token head) run on the dot products in two whole registers:
+// the rhs rows padded with zeros (as i16, which LLVM's X86 backend can
+// shuffle), the first 17 columns kept.
+// CHECK-LABEL: func.func @matmul_bf16_partial_columns
+// CHECK: vector.bitcast {{.*}} : vector<17xbf16> to vector<17xi16>
+// CHECK: vector.insert_strided_slice {{.*}} : vector<17xi16> into vector<32xi16>
+// CHECK: x86vector.avx512.dot {{.*}} : vector<32xbf16> -> vector<16xf32>
+// CHECK: vector.extract_strided_slice {{.*}} {offsets = [0], sizes = [17], strides = [1]} : vector<32xf32> to vector<17xf32>
+// CHECK-NOT: vector.fma
+func.func @matmul_bf16_partial_columns(%a: tensor<8x64xbf16>, %b: tensor<64x17xbf16>) -> tensor<8x17xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x17xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<8x17xf32>) -> tensor<8x17xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<8x64xbf16>, tensor<64x17xbf16>) outs(%acc : tensor<8x17xf32>) -> tensor<8x17xf32>
+  return %mm : tensor<8x17xf32>
+}
