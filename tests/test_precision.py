@@ -109,6 +109,32 @@ def test_bf16_tiles_of_odd_width(columns: int) -> None:
                                    rtol=1.6e-2, atol=1e-2)
 
 
+class DepthwiseThenChannelsLast(torch.nn.Module):
+    """A ConvNeXt-style block start: a depthwise convolution, an NCHW -> NHWC permute and a
+    layer norm over the channels."""
+
+    def __init__(self, kernel: int) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(32, 32, kernel, padding=kernel // 2, groups=32)
+        self.norm = torch.nn.LayerNorm(32)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.norm(self.conv(x).permute(0, 2, 3, 1))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("kernel", [3, 5])
+def test_depthwise_window_before_a_permute(dtype: torch.dtype, kernel: int) -> None:
+    """The window taps are not fused into the permuted reads of the layer norm's cast: in
+    bfloat16 each tap became a transposed read tiled in squares, and a 5x5 window did not
+    compile in minutes."""
+    torch.manual_seed(kernel)
+    model = DepthwiseThenChannelsLast(kernel).to(dtype).eval()
+    x = torch.randn(2, 32, 20, 20).to(dtype)
+    tol = {} if dtype == torch.float32 else {"rtol": 2e-2, "atol": 2e-2}
+    torch.testing.assert_close(poptorch.inferenceModel(model)(x), model(x), **tol)
+
+
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("name", sorted(QUICK))
 def test_half_models(name: str, dtype: torch.dtype) -> None:

@@ -60,6 +60,28 @@ static bool splitsReduction(OpOperand *operand) {
   return false;
 }
 
+/// Producers with more inputs than this are not fused into a consumer that
+/// reads them transposed (see transposesManyInputs).
+static constexpr unsigned kMaxTransposedInputs = 8;
+
+/// Whether fusing the producer of `operand` into its consumer would read
+/// more than kMaxTransposedInputs of the producer's inputs through a
+/// transposition: the consumer reads `operand` through a permutation (a
+/// transpose fused into it), which fusion composes with every input map of
+/// the producer, and each transposed input is tiled in squares transposed
+/// in registers. A depthwise convolution's window taps before an NCHW ->
+/// NHWC permute and a layer norm made one such square per tap: a bf16 5x5
+/// one did not compile in minutes, a 3x3 one took 12 s.
+static bool transposesManyInputs(OpOperand *operand) {
+  auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
+  auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
+  if (!consumer || !producer ||
+      producer.getNumDpsInputs() <= kMaxTransposedInputs)
+    return false;
+  AffineMap map = consumer.getMatchingIndexingMap(operand);
+  return map.isPermutation() && !map.isIdentity();
+}
+
 /// Whether `v` is read only by contractions, directly or through reshapes.
 static bool onlyContractionsRead(Value v) {
   return !v.use_empty() && llvm::all_of(v.getUsers(), [](Operation *user) {
@@ -89,7 +111,7 @@ static bool shouldFuse(OpOperand *operand) {
       isContractionOrConvolution(operand->getOwner()) ||
       isContractionOperandView(operand->getOwner()))
     return false;
-  if (splitsReduction(operand))
+  if (splitsReduction(operand) || transposesManyInputs(operand))
     return false;
   return producer->hasOneUse();
 }

@@ -297,3 +297,49 @@ func.func @pair_view_of_elementwise(%x: tensor<1x8x64xbf16>, %w: tensor<2x32x32x
   } -> tensor<8x2x32xf32>
   return %r : tensor<8x2x32xf32>
 }
+
+// -----
+
+// A producer with more than 8 inputs (a depthwise convolution's window taps)
+// is not fused into a consumer that reads it through a permutation (an
+// NCHW -> NHWC permute fused into the cast that starts a layer norm): every
+// tap would become a transposed read, each tiled in squares transposed in
+// registers. Fewer inputs fuse.
+// CHECK-LABEL: func.func @many_inputs_read_transposed
+// CHECK: %[[TAPS:.+]] = linalg.generic {{.*}}ins(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6, %arg7, %arg8 :
+// CHECK: linalg.generic {{.*}}ins(%[[TAPS]] : tensor<1x4x8x8xf32>) outs(%{{.*}} : tensor<1x8x8x4xf32>)
+// CHECK: linalg.generic {{.*}}ins(%arg0, %arg1 : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) outs(%{{.*}} : tensor<1x8x8x4xf32>)
+#nchw = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#fromNhwc = affine_map<(d0, d1, d2, d3) -> (d0, d3, d1, d2)>
+func.func @many_inputs_read_transposed(%x0: tensor<1x4x8x8xf32>, %x1: tensor<1x4x8x8xf32>, %x2: tensor<1x4x8x8xf32>, %x3: tensor<1x4x8x8xf32>, %x4: tensor<1x4x8x8xf32>, %x5: tensor<1x4x8x8xf32>, %x6: tensor<1x4x8x8xf32>, %x7: tensor<1x4x8x8xf32>, %x8: tensor<1x4x8x8xf32>) -> (tensor<1x8x8x4xf32>, tensor<1x8x8x4xf32>) {
+  %e = tensor.empty() : tensor<1x4x8x8xf32>
+  %taps = linalg.generic {indexing_maps = [#nchw, #nchw, #nchw, #nchw, #nchw, #nchw, #nchw, #nchw, #nchw, #nchw], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x0, %x1, %x2, %x3, %x4, %x5, %x6, %x7, %x8 : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) outs(%e : tensor<1x4x8x8xf32>) {
+  ^bb0(%a0: f32, %a1: f32, %a2: f32, %a3: f32, %a4: f32, %a5: f32, %a6: f32, %a7: f32, %a8: f32, %out: f32):
+    %s0 = arith.addf %a0, %a1 : f32
+    %s1 = arith.addf %s0, %a2 : f32
+    %s2 = arith.addf %s1, %a3 : f32
+    %s3 = arith.addf %s2, %a4 : f32
+    %s4 = arith.addf %s3, %a5 : f32
+    %s5 = arith.addf %s4, %a6 : f32
+    %s6 = arith.addf %s5, %a7 : f32
+    %s7 = arith.addf %s6, %a8 : f32
+    linalg.yield %s7 : f32
+  } -> tensor<1x4x8x8xf32>
+  %o = tensor.empty() : tensor<1x8x8x4xf32>
+  %t = linalg.generic {indexing_maps = [#fromNhwc, #nchw], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%taps : tensor<1x4x8x8xf32>) outs(%o : tensor<1x8x8x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %n = arith.negf %in : f32
+    linalg.yield %n : f32
+  } -> tensor<1x8x8x4xf32>
+  %few = linalg.generic {indexing_maps = [#nchw, #nchw, #nchw], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x0, %x1 : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) outs(%e : tensor<1x4x8x8xf32>) {
+  ^bb0(%a0: f32, %a1: f32, %out: f32):
+    %s = arith.mulf %a0, %a1 : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4x8x8xf32>
+  %t2 = linalg.generic {indexing_maps = [#fromNhwc, #nchw], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%few : tensor<1x4x8x8xf32>) outs(%o : tensor<1x8x8x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %n = arith.negf %in : f32
+    linalg.yield %n : f32
+  } -> tensor<1x8x8x4xf32>
+  return %t, %t2 : tensor<1x8x8x4xf32>, tensor<1x8x8x4xf32>
+}
