@@ -27,6 +27,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 
 using namespace mlir;
 
@@ -74,18 +75,25 @@ bool hostHasBF16Dot() {
   return llvm::sys::getHostCPUFeatures().lookup("avx512bf16");
 }
 
-/// The vector width the code generator targets: the host's, or the
-/// vector-bits of POPTORCH_TILE_OPTIONS (see below) when it names one, so
-/// that weight panels and register blocks agree.
-int64_t targetVectorBits() {
+/// The text after `name=` in POPTORCH_TILE_OPTIONS (see below), up to the
+/// next space, if it names that option.
+std::optional<llvm::StringRef> tileOptionValue(llvm::StringRef name) {
   const char *env = std::getenv("POPTORCH_TILE_OPTIONS");
   llvm::StringRef options = env ? env : "";
-  size_t at = options.find("vector-bits=");
+  size_t at = options.find((name + "=").str());
+  if (at == llvm::StringRef::npos)
+    return std::nullopt;
+  return options.drop_front(at + name.size() + 1).take_until(llvm::isSpace);
+}
+
+/// The vector width the code generator targets: the host's, or the
+/// vector-bits of POPTORCH_TILE_OPTIONS when it names one, so that weight
+/// panels and register blocks agree.
+int64_t targetVectorBits() {
   int64_t bits;
-  if (at != llvm::StringRef::npos && !options.drop_front(at + 12)
-                                          .take_while(llvm::isDigit)
-                                          .getAsInteger(10, bits))
-    return bits;
+  if (std::optional<llvm::StringRef> value = tileOptionValue("vector-bits"))
+    if (!value->take_while(llvm::isDigit).getAsInteger(10, bits))
+      return bits;
   return hostVectorBits();
 }
 
@@ -94,12 +102,8 @@ int64_t targetVectorBits() {
 /// that weights are laid out in pairs (poptorch-pack-weights' bf16-pairs)
 /// exactly when the register tiles read them as pairs.
 bool targetBF16Dot() {
-  const char *env = std::getenv("POPTORCH_TILE_OPTIONS");
-  llvm::StringRef options = env ? env : "";
-  size_t at = options.find("bf16-dot=");
-  if (at != llvm::StringRef::npos)
-    return options.drop_front(at + 9).starts_with("true") ||
-           options.drop_front(at + 9).starts_with("1");
+  if (std::optional<llvm::StringRef> value = tileOptionValue("bf16-dot"))
+    return value->starts_with("true") || value->starts_with("1");
   return hostHasBF16Dot();
 }
 

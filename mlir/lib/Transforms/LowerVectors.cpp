@@ -195,10 +195,10 @@ struct ContractToBF16Dot : OpRewritePattern<vector::ContractionOp> {
                : Value();
   }
 
-  /// Whether the maps are lhs (b..., m..., k...), rhs (b..., k..., n) with
-  /// `reductions` k dims (or, `paired`, lhs (b..., m..., kp, kr), rhs (b...,
-  /// kp, n, kr)), acc (b..., m..., n), with unit batch dims b (a batched
-  /// matmul's register tile).
+  /// Whether the maps are lhs (b..., m..., k), rhs (b..., k, n) (or, when
+  /// `paired`, lhs (b..., m..., kp, kr), rhs (b..., kp, n, kr) with kr of 2),
+  /// acc (b..., m..., n), with unit batch dims b (a batched matmul's register
+  /// tile).
   static bool isTileOfMatmul(vector::ContractionOp op, VectorType rhsType,
                              bool paired) {
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();

@@ -1194,10 +1194,11 @@ void tileContractionForRegisters(RewriterBase &rewriter, linalg::LinalgOp op,
       linalg::LinalgOp packed =
           packRhsPanel(rewriter, tiledContraction, tileLoopsAround(op, inNest));
       if (packed != tiledContraction) {
-        // Packed in pairs (packPanelInPairs): (m, n, k) became (m, n, kp,
-        // kr), tiled along kp with the pair whole.
-        reduction = {0, 0, std::max<int64_t>(tiles.reduction[2] / 2, 1), 0};
+        // Packed in pairs (packPanelInPairs): the tile is now a contraction
+        // over (m, n, kp, kr), with reduction tiles of its own.
         tiledContraction = packed;
+        if (std::optional<ContractionTiles> t = chooseContractionTiles(packed))
+          reduction = t->reduction;
       }
     }
     scf::SCFTilingOptions kOptions;
