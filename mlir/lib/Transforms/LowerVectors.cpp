@@ -402,7 +402,7 @@ void mlir::poptorch::hoistAndLowerVectors(func::FuncOp func, int64_t lanes,
     vector::TransferWriteOp::getCanonicalizationPatterns(patterns, ctx);
     (void)applyPatternsGreedily(func, std::move(patterns));
   }
-  // Transposing reads of square tiles (TileAndVectorize.cpp's tileGeneric): a
+  // Transposing reads of square tiles (TileGeneric.cpp's tileGeneric): a
   // read along the source's rows and a vector.transpose, which lowers to
   // shuffles.
   func.walk([&](vector::TransferReadOp read) {
