@@ -123,7 +123,7 @@ class DepthwiseThenChannelsLast(torch.nn.Module):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-@pytest.mark.parametrize("kernel", [3, 5])
+@pytest.mark.parametrize("kernel", [3, 5, 7])
 def test_depthwise_window_before_a_permute(dtype: torch.dtype, kernel: int) -> None:
     """The window taps are not fused into the permuted reads of the layer norm's cast: in
     bfloat16 each tap became a transposed read tiled in squares, and a 5x5 window did not

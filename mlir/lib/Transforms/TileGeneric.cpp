@@ -164,7 +164,10 @@ void tileGeneric(RewriterBase &rewriter, linalg::LinalgOp op,
   if (innerParallel >= 0 && elems == 1 && !unitInnermost)
     for (OpOperand *in : op.getDpsInputOperands()) {
       AffineMap map = op.getMatchingIndexingMap(in);
-      if (map.getNumResults() == 0)
+      // An input that does not vary along the vector (a depthwise
+      // convolution's per-channel weights) is one element broadcast, not a
+      // transposing read.
+      if (map.getNumResults() == 0 || !map.isFunctionOfDim(innerParallel))
         continue;
       SmallVector<unsigned> shortDims;
       int64_t shortElems = 1;

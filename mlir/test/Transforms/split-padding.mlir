@@ -107,3 +107,41 @@ func.func @reduction(%x: tensor<4x8xf32>) -> tensor<4xf32> {
   } -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// Windows crossing the border in many places make too many boxes: seven
+// windows along the diagonal of a 3-padded 8x8 (a 7x7 window's taps, in
+// miniature) cut each loop into 7 ranges, 49 boxes. The generic keeps its
+// padded input (49 boxes of 49 slices took seconds to bufferize).
+// CHECK-LABEL: func.func @too_many_boxes
+// CHECK: linalg.fill
+// CHECK: tensor.insert_slice
+// CHECK: linalg.generic
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @too_many_boxes(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<14x14xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<14x14xf32>) -> tensor<14x14xf32>
+  %p = tensor.insert_slice %x into %f[3, 3] [8, 8] [1, 1] : tensor<8x8xf32> into tensor<14x14xf32>
+  %t0 = tensor.extract_slice %p[0, 0] [8, 8] [1, 1] : tensor<14x14xf32> to tensor<8x8xf32>
+  %t1 = tensor.extract_slice %p[1, 1] [8, 8] [1, 1] : tensor<14x14xf32> to tensor<8x8xf32>
+  %t2 = tensor.extract_slice %p[2, 2] [8, 8] [1, 1] : tensor<14x14xf32> to tensor<8x8xf32>
+  %t3 = tensor.extract_slice %p[3, 3] [8, 8] [1, 1] : tensor<14x14xf32> to tensor<8x8xf32>
+  %t4 = tensor.extract_slice %p[4, 4] [8, 8] [1, 1] : tensor<14x14xf32> to tensor<8x8xf32>
+  %t5 = tensor.extract_slice %p[5, 5] [8, 8] [1, 1] : tensor<14x14xf32> to tensor<8x8xf32>
+  %t6 = tensor.extract_slice %p[6, 6] [8, 8] [1, 1] : tensor<14x14xf32> to tensor<8x8xf32>
+  %o = tensor.empty() : tensor<8x8xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%t0, %t1, %t2, %t3, %t4, %t5, %t6 : tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) outs(%o : tensor<8x8xf32>) {
+  ^bb0(%a0: f32, %a1: f32, %a2: f32, %a3: f32, %a4: f32, %a5: f32, %a6: f32, %out: f32):
+    %s1 = arith.addf %a0, %a1 : f32
+    %s2 = arith.addf %s1, %a2 : f32
+    %s3 = arith.addf %s2, %a3 : f32
+    %s4 = arith.addf %s3, %a4 : f32
+    %s5 = arith.addf %s4, %a5 : f32
+    %s6 = arith.addf %s5, %a6 : f32
+    linalg.yield %s6 : f32
+  } -> tensor<8x8xf32>
+  return %r : tensor<8x8xf32>
+}

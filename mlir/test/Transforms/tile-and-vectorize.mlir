@@ -225,6 +225,28 @@ func.func @weight_relayout(%a: tensor<64x32x3x3xf32>) -> tensor<3x3x32x64xf32> {
   %t = linalg.transpose ins(%a : tensor<64x32x3x3xf32>) outs(%e : tensor<3x3x32x64xf32>) permutation = [2, 3, 1, 0]
   return %t : tensor<3x3x32x64xf32>
 }
+// A depthwise convolution's taps times per-channel weights: a weight that
+// does not vary along the vector (the width) is one element broadcast, not
+// a transposing read. The vectors run along the width, one channel at a
+// time; 16x16 squares over channels and width made every weight a
+// broadcast transposed in registers (a 7x7 depthwise convolution took LLVM
+// 5 s).
+// CHECK-LABEL: func.func @per_channel_operand
+// CHECK-NOT: vector<1x16x1x16xf32>
+// CHECK: vector.transfer_read {{.*}} : tensor<1x32x8x64xf32>, vector<1x1x1x64xf32>
+// CHECK-NOT: vector<1x16x1x16xf32>
+// CHECK: return
+#chan = affine_map<(d0, d1, d2, d3) -> (d1)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @per_channel_operand(%x: tensor<1x32x8x64xf32>, %w: tensor<32xf32>) -> tensor<1x32x8x64xf32> {
+  %e = tensor.empty() : tensor<1x32x8x64xf32>
+  %r = linalg.generic {indexing_maps = [#id4, #chan, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x, %w : tensor<1x32x8x64xf32>, tensor<32xf32>) outs(%e : tensor<1x32x8x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<1x32x8x64xf32>
+  return %r : tensor<1x32x8x64xf32>
+}
 // The window of a depthwise convolution with a 1x1 output, a slice of
 // (2, 144, 3, 3): the channels are 9 elements apart, so no vector runs along
 // them (64-element gathers of it took LLVM 47 s for a small MobileNetV2).
