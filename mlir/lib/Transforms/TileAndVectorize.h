@@ -193,6 +193,7 @@ bool tileAsContraction(RewriterBase &rewriter, linalg::LinalgOp op,
 // TileConvolutions.cpp
 //===----------------------------------------------------------------------===//
 
+/// A named convolution or pooling (a generic never is one here).
 bool isConvolutionLike(linalg::LinalgOp op);
 
 /// Tiles a 2-D NCHW convolution/pooling to one output row (and one kernel

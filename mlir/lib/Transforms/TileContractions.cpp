@@ -1,5 +1,4 @@
-//===- TileContractions.cpp - register tiles of contractions
-//---------------===//
+//===- TileContractions.cpp - register tiles of contractions --------------===//
 //
 // Contractions (anything linalg::inferContractionDims accepts) tiled into
 // register blocks of accumulators, with their fill and one elementwise
@@ -11,20 +10,13 @@
 #include "TileAndVectorize.h"
 #include "poptorch/Transforms/Passes.h"
 
-#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
-#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
-#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
-#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/Interfaces/ValueBoundsOpInterface.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
-#include "mlir/Transforms/Passes.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <limits>

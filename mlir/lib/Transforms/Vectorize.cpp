@@ -1,5 +1,4 @@
-//===- Vectorize.cpp - vectorization of tiles
-//------------------------------===//
+//===- Vectorize.cpp - vectorization of tiles -----------------------------===//
 //
 // The last step of poptorch-tile-and-vectorize before the vector lowering:
 // every tiled linalg op is vectorized, masked when its shape is dynamic, a
@@ -8,26 +7,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "TileAndVectorize.h"
-#include "poptorch/Transforms/Passes.h"
 
-#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
-#include "mlir/Dialect/SCF/Transforms/Transforms.h"
-#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
-#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
-#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/Interfaces/ValueBoundsOpInterface.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-#include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
-#include "mlir/Transforms/Passes.h"
-#include "llvm/Support/MathExtras.h"
-
-#include <limits>
-#include <numeric>
 
 using namespace mlir;
 
