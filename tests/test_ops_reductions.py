@@ -360,6 +360,36 @@ def test_sdpa_with_fully_masked_row():
     check(lambda q: F.scaled_dot_product_attention(q, q, q, attn_mask=mask), q)
 
 
+# Attention whose scores per head exceed 16 KiB runs one head (and above 1 MiB,
+# one block of query rows) per iteration of a parallel loop; each case is a
+# class of operand shapes the loop slices differently.
+_ONE_ROW_MASK = (torch.rand(2, 1, 1, 300) > 0.3)
+_ROW_MASK = torch.randn(2, 1, 90, 300)
+_ROW_MASK[0, 0, 7] = -INF  # a fully masked row gives 0, not NaN
+
+
+@pytest.mark.parametrize("q_shape,kv_shape,mask,causal", [
+    ((2, 3, 90, 16), (2, 3, 300, 16), None, False),  # whole heads
+    ((2, 3, 90, 16), (2, 1, 300, 16), _ONE_ROW_MASK, False),  # k, v, mask broadcast
+    ((2, 3, 90, 16), (2, 3, 300, 16), _ROW_MASK, False),  # rows of the mask sliced
+    ((90, 16), (300, 16), torch.rand(300) > 0.5, False),  # no leading dims, 1-D mask
+    ((1, 1, 601, 16), (1, 1, 700, 16), None, False),  # row blocks and a remainder
+    ((1, 2, 601, 16), (1, 2, 601, 16), None, True),  # causal, row blocks
+], ids=["heads", "broadcast", "row-mask", "matrix", "row-blocks", "causal"])
+def test_sdpa_per_head(q_shape, kv_shape, mask, causal):
+    q, k, v = torch.randn(q_shape), torch.randn(kv_shape), torch.randn(kv_shape)
+    check(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=mask,
+                                                        is_causal=causal), q, k, v)
+
+
+@dtypes(LOW_FLOATS)
+def test_sdpa_per_head_low_precision(dtype):
+    q, k, v = (torch.randn(1, 2, 300, 32, dtype=dtype) for _ in range(3))
+    # Eager's fused kernel rounds once; the scores and probabilities here are
+    # rounded to the dtype as in PyTorch's math kernel: about one ulp of 1.
+    check(F.scaled_dot_product_attention, q, k, v, atol=1e-2, rtol=1e-2)
+
+
 # ---------------------------------------------------------------- losses
 REDUCTIONS = ["none", "mean", "sum"]
 

@@ -12,8 +12,13 @@
 #include "DecomposeBuilder.h"
 #include "poptorch/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <algorithm>
 
 #include <cmath>
 #include <limits>
@@ -345,6 +350,149 @@ struct DecomposeSoftmax : public OpRewritePattern<OpTy> {
   }
 };
 
+/// Attention computes one head at a time (the heads shared among the
+/// program's threads) when a head's scores (f32) take more than
+/// kHeadAttentionBytes: the scores then stay in the core's cache through
+/// the softmax and the second matmul, and the ops of a head need no
+/// synchronisation between threads. Smaller attention (a decoding step)
+/// runs as batched ops over every head. Above kAttentionBlockBytes a head
+/// is computed in blocks of query rows of at most that size.
+constexpr int64_t kHeadAttentionBytes = 16 << 10;
+constexpr int64_t kAttentionBlockBytes = 1 << 20;
+
+/// The loop has at least this many iterations where the rows allow, so
+/// that every thread gets some (one head is split into blocks of rows).
+constexpr int64_t kMinAttentionIterations = 8;
+
+/// The query rows per block of attention over `heads` heads with `l` query
+/// and `s` key positions (`l` for whole heads), or 0 when attention runs as
+/// batched ops. A divisor of `l` of at least half the largest block is
+/// preferred (no remainder block); else a multiple of 8, the register
+/// blocks' rows.
+static int64_t queryBlockRows(int64_t heads, int64_t l, int64_t s) {
+  constexpr int64_t bytes = 4; // scores and softmax compute in f32 or wider
+  if (l * s * bytes <= kHeadAttentionBytes)
+    return 0;
+  int64_t most = std::max<int64_t>(kAttentionBlockBytes / (s * bytes), 8);
+  int64_t blocks = llvm::divideCeil(kMinAttentionIterations, heads);
+  most = std::max<int64_t>(std::min(most, l / blocks), 8);
+  if (most >= l)
+    return l;
+  for (int64_t rows = most; 2 * rows >= most; --rows)
+    if (l % rows == 0)
+      return rows;
+  return most / 8 * 8;
+}
+
+/// Attention as a parallel loop over the heads (every leading dim of the
+/// result) and blocks of `rows` query rows: one iteration computes one block
+/// of scores (rows x s), its masks, its softmax and its rows of the result,
+/// so that the scores are written and read back in the core's cache rather
+/// than in memory (Whisper's encoder: 1500 x 1500 scores per head, 9 MB,
+/// five passes). The iterations run on the program's threads, each op of an
+/// iteration on one thread. `q` is already scaled; `kt` is the key
+/// transposed; leading dims of size 1 broadcast. Rows that do not fill a
+/// block take a loop of their own.
+static Value blockedAttention(PatternRewriter &rewriter, SdpaOp op, Value q,
+                              Value kt, ArrayRef<Value> masks, int64_t rows) {
+  Location loc = op.getLoc();
+  auto resultTy = cast<RankedTensorType>(op.getType());
+  int64_t rank = resultTy.getRank();
+  ArrayRef<int64_t> batch = resultTy.getShape().drop_back(2);
+  int64_t l = resultTy.getShape()[rank - 2];
+  int64_t ev = resultTy.getShape()[rank - 1];
+  int64_t s = typeOf(kt).getShape().back();
+  Type scoreElem = typeOf(q).getElementType();
+  int64_t heads = 1;
+  for (int64_t d : batch)
+    heads *= d;
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(rewriter, loc, v);
+  };
+
+  // One loop over heads x `blocks` blocks of `blockRows` rows from `first`.
+  auto loop = [&](Value result, int64_t first, int64_t blockRows,
+                  int64_t blocks) -> Value {
+    auto forall = scf::ForallOp::create(
+        rewriter, loc,
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(heads),
+                               rewriter.getIndexAttr(blocks)},
+        ValueRange{result}, std::nullopt);
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(forall.getBody());
+    Value head = forall.getInductionVar(0);
+    OpFoldResult row = rewriter.getIndexAttr(first);
+    if (blocks > 1)
+      row = arith::AddIOp::create(
+                rewriter, loc, index(first),
+                arith::MulIOp::create(rewriter, loc, forall.getInductionVar(1),
+                                      index(blockRows)))
+                .getResult();
+    // The position of the head along each leading dim.
+    SmallVector<OpFoldResult> at(batch.size(), rewriter.getIndexAttr(0));
+    for (int64_t d = batch.size() - 1; d >= 0; --d) {
+      if (batch[d] == 1)
+        continue;
+      Value n = index(batch[d]);
+      at[d] = arith::RemUIOp::create(rewriter, loc, head, n).getResult();
+      head = arith::DivUIOp::create(rewriter, loc, head, n);
+    }
+    // The matrix of `x` for this head (its leading dims right-aligned with
+    // the result's), with this block's rows unless it has one row.
+    auto matrix = [&](Value x, bool blockOfRows) -> Value {
+      ArrayRef<int64_t> shape = typeOf(x).getShape();
+      int64_t xr = shape.size();
+      SmallVector<OpFoldResult> off, size, step(xr, rewriter.getIndexAttr(1));
+      for (int64_t d = 0; d < xr - 2; ++d) {
+        off.push_back(shape[d] == 1 ? rewriter.getIndexAttr(0)
+                                    : at[d + (rank - xr)]);
+        size.push_back(rewriter.getIndexAttr(1));
+      }
+      int64_t r = shape[xr - 2];
+      bool sliced = blockOfRows && r != 1;
+      off.push_back(sliced ? row : rewriter.getIndexAttr(0));
+      size.push_back(rewriter.getIndexAttr(sliced ? blockRows : r));
+      off.push_back(rewriter.getIndexAttr(0));
+      size.push_back(rewriter.getIndexAttr(shape[xr - 1]));
+      auto ty = RankedTensorType::get({sliced ? blockRows : r, shape[xr - 1]},
+                                      typeOf(x).getElementType());
+      return tensor::ExtractSliceOp::create(rewriter, loc, ty, x, off, size,
+                                            step);
+    };
+    Ops o{rewriter, loc};
+    Value qBlock = matrix(q, true), ktHead = matrix(kt, false);
+    Value scores = MatmulOp::create(
+        rewriter, loc, RankedTensorType::get({blockRows, s}, scoreElem), qBlock,
+        ktHead);
+    for (Value mask : masks)
+      scores = o.add(scores, matrix(mask, true));
+    auto scoresTy = typeOf(scores);
+    Value attn = SafeSoftmaxOp::create(rewriter, loc, scoresTy, scores, 1);
+    Value vHead = matrix(op.getValue(), false);
+    Value out = MatmulOp::create(
+        rewriter, loc,
+        RankedTensorType::get({blockRows, ev}, resultTy.getElementType()), attn,
+        vHead);
+    SmallVector<OpFoldResult> off(at),
+        size(batch.size(), rewriter.getIndexAttr(1)),
+        step(rank, rewriter.getIndexAttr(1));
+    off.append({row, rewriter.getIndexAttr(0)});
+    size.append({rewriter.getIndexAttr(blockRows), rewriter.getIndexAttr(ev)});
+    rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(
+        rewriter, loc, out, forall.getRegionIterArgs()[0], off, size, step);
+    return forall.getResult(0);
+  };
+  Value result = tensor::EmptyOp::create(rewriter, loc, resultTy.getShape(),
+                                         resultTy.getElementType());
+  int64_t full = l / rows, tail = l % rows;
+  if (full)
+    result = loop(result, 0, rows, full);
+  if (tail)
+    result = loop(result, full * rows, tail, 1);
+  return result;
+}
+
 struct DecomposeSdpa : public OpRewritePattern<SdpaOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(SdpaOp op,
@@ -375,17 +523,15 @@ struct DecomposeSdpa : public OpRewritePattern<SdpaOp> {
     double scale = op.getScale() ? op.getScale()->convertToDouble()
                                  : 1.0 / std::sqrt((double)e);
     Value q = o.mul(op.getQuery(), o.cst(elem, scale));
-    Value scores =
-        MatmulOp::create(rewriter, loc, qTy.clone(scoreShape), q, kt);
+    // The masks, as terms added to the scores.
+    SmallVector<Value, 2> masks;
     if (Value mask = op.getMask()) {
       Type maskElem = typeOf(mask).getElementType();
-      Value additive;
       if (maskElem.isInteger(1))
         // keep where true: log(1) = 0, log(0) = -inf.
-        additive = o.un<LogOp>(o.cast(mask, elem));
+        masks.push_back(o.un<LogOp>(o.cast(mask, elem)));
       else
-        additive = o.cast(mask, elem);
-      scores = o.add(scores, additive);
+        masks.push_back(o.cast(mask, elem));
     }
     if (op.getIsCausal()) {
       // Lower-triangular (top-left aligned) mask as PyTorch builds it.
@@ -395,10 +541,31 @@ struct DecomposeSdpa : public OpRewritePattern<SdpaOp> {
       for (int64_t i = 0; i < l; ++i)
         for (int64_t j = 0; j < s; ++j)
           values.push_back(rewriter.getFloatAttr(elem, j <= i ? 0.0 : ninf));
-      Value causal = ConstantOp::create(rewriter, loc, maskTy,
-                                        DenseElementsAttr::get(maskTy, values));
-      scores = o.add(scores, causal);
+      masks.push_back(ConstantOp::create(
+          rewriter, loc, maskTy, DenseElementsAttr::get(maskTy, values)));
     }
+    // Scores of the result's leading dims (v may broadcast them further).
+    SmallVector<int64_t> blockedScores(
+        typeOf(op.getResult()).getShape().drop_back(2));
+    blockedScores.append({l, s});
+    int64_t heads = 1;
+    for (int64_t d : ArrayRef<int64_t>(blockedScores).drop_back(2))
+      heads *= d;
+    if (int64_t rows = queryBlockRows(heads, l, s);
+        rows && llvm::all_of(masks, [&](Value m) {
+          return broadcastsTo(typeOf(m).getShape(), blockedScores);
+        })) {
+      for (Value &mask : masks)
+        if (ArrayRef<int64_t> shape = typeOf(mask).getShape(); shape.size() < 2)
+          mask = o.reshape(mask, {1, shape.empty() ? 1 : shape[0]});
+      rewriter.replaceOp(op,
+                         blockedAttention(rewriter, op, q, kt, masks, rows));
+      return success();
+    }
+    Value scores =
+        MatmulOp::create(rewriter, loc, qTy.clone(scoreShape), q, kt);
+    for (Value mask : masks)
+      scores = o.add(scores, mask);
     auto scoresTy = typeOf(scores);
     // As PyTorch's math kernel: a fully masked row attends to nothing (0).
     Value attn = SafeSoftmaxOp::create(rewriter, loc, scoresTy, scores,

@@ -93,6 +93,14 @@ timesRun(Operation *op, ModuleOp module,
       if (!n || llvm::MulOverflow(runs, n->getSExtValue(), runs))
         return std::nullopt;
     }
+    if (auto loop = dyn_cast<scf::ForallOp>(p)) {
+      if (!loop.isNormalized())
+        return std::nullopt;
+      for (int64_t trips : loop.getStaticUpperBound())
+        if (ShapedType::isDynamic(trips) ||
+            llvm::MulOverflow(runs, trips, runs))
+          return std::nullopt;
+    }
     auto fn = dyn_cast<func::FuncOp>(p);
     if (!fn || fn.isPublic())
       continue;
@@ -169,11 +177,19 @@ struct TileAndVectorizePass
 
   static void tileFunction(RewriterBase &rewriter, func::FuncOp func,
                            int64_t minParallelCost, bool packRhs) {
-    // Ops at function level, or in the program's own sequential loops (an
-    // im2col's loop over kernel offsets): what is inside a tile loop has
-    // been handled, and the tile loops made here are not among `ownLoops`.
+    // Ops at function level, or in the program's own loops (an im2col's
+    // sequential loop over kernel offsets, blocked attention's parallel loop
+    // over heads): what is inside a tile loop has been handled, and the tile
+    // loops made here are not among `ownLoops`. An op in a parallel loop of
+    // the program runs on one thread: it gets no parallel loop of its own.
     llvm::SmallPtrSet<Operation *, 8> ownLoops;
-    func.walk([&](scf::ForOp loop) { ownLoops.insert(loop); });
+    func.walk([&](Operation *loop) {
+      if (isa<scf::ForOp, scf::ForallOp>(loop))
+        ownLoops.insert(loop);
+    });
+    auto parallelCostOf = [&](linalg::LinalgOp op) {
+      return op->getParentOfType<scf::ForallOp>() ? -1 : minParallelCost;
+    };
     auto topLevel = [&](auto pred) {
       SmallVector<linalg::LinalgOp> ops;
       func.walk([&](linalg::LinalgOp l) {
@@ -192,14 +208,14 @@ struct TileAndVectorizePass
            return !isa<linalg::FillOp>(l) && !isConvolutionLike(l) &&
                   l.getNumReductionLoops() > 0;
          }))
-      tileAsContraction(rewriter, op, minParallelCost, packRhs);
+      tileAsContraction(rewriter, op, parallelCostOf(op), packRhs);
     for (linalg::LinalgOp op : topLevel(isConvolutionLike))
-      tileConvolution(rewriter, op, minParallelCost, packRhs);
+      tileConvolution(rewriter, op, parallelCostOf(op), packRhs);
     // What is still at function level (including contraction-shaped ops
     // without an n dim, e.g. sums of squares) takes the generic path.
     for (linalg::LinalgOp op :
          topLevel([](linalg::LinalgOp l) { return !isConvolutionLike(l); }))
-      tileGeneric(rewriter, op, minParallelCost);
+      tileGeneric(rewriter, op, parallelCostOf(op));
   }
 };
 

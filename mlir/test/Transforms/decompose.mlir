@@ -177,9 +177,9 @@ func.func @log_softmax_f16(%x: tensor<2x5xf16>) -> tensor<2x5xf16> {
 // CHECK-DAG: %[[SCALE:.*]] = poptorch.constant dense<5.000000e-01> : tensor<f32>
 // CHECK: %[[KT:.*]] = poptorch.permute %[[K]] {dims = array<i64: 0, 2, 1>} : tensor<2x6x4xf32> -> tensor<2x4x6xf32>
 // CHECK: %[[QS:.*]] = poptorch.mul %[[Q]], %[[SCALE]] : (tensor<2x5x4xf32>, tensor<f32>) -> tensor<2x5x4xf32>
-// CHECK: %[[S:.*]] = poptorch.matmul %[[QS]], %[[KT]] : (tensor<2x5x4xf32>, tensor<2x4x6xf32>) -> tensor<2x5x6xf32>
 // CHECK: %[[MF:.*]] = poptorch.cast %[[M]] : tensor<5x6xi1> -> tensor<5x6xf32>
 // CHECK: %[[ML:.*]] = poptorch.log %[[MF]]
+// CHECK: %[[S:.*]] = poptorch.matmul %[[QS]], %[[KT]] : (tensor<2x5x4xf32>, tensor<2x4x6xf32>) -> tensor<2x5x6xf32>
 // CHECK: %[[SM:.*]] = poptorch.add %[[S]], %[[ML]] : (tensor<2x5x6xf32>, tensor<5x6xf32>) -> tensor<2x5x6xf32>
 // CHECK: %[[MAX:.*]] = poptorch.reduce_max %[[SM]] {dims = array<i64: 2>, keepdim = true}
 // CHECK: %[[Y:.*]] = poptorch.div
@@ -339,4 +339,52 @@ func.func @conv_im2col_weight(%x: tensor<1x8x16x16xf32>, %x3: tensor<1x12x16x16x
   %2 = poptorch.convolution %s, %ws {stride = array<i64: 1>, padding = array<i64: 1>, dilation = array<i64: 1>} : (tensor<1x8x4x4xf32>, tensor<16x8x3x3xf32>) -> tensor<1x16x4x4xf32>
   %3 = poptorch.convolution %x, %wg {stride = array<i64: 1>, padding = array<i64: 1>, dilation = array<i64: 1>, groups = 2 : i64} : (tensor<1x8x16x16xf32>, tensor<16x4x3x3xf32>) -> tensor<1x16x16x16xf32>
   return %0, %1, %2, %3 : tensor<1x16x16x16xf32>, tensor<1x16x16x16xf32>, tensor<1x16x4x4xf32>, tensor<1x16x16x16xf32>
+}
+
+// -----
+
+// Attention whose scores per head exceed 16 KiB runs one head at a time, the
+// heads (every leading dim) and blocks of query rows shared among the threads
+// by an scf.forall: 6 heads x 2 blocks of 50 rows. Leading dims of size 1
+// (k, v, the mask) broadcast; a mask with one row is read whole.
+// CHECK-LABEL: func.func @sdpa_per_head
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x3x100x8xf32>, %[[K:.*]]: tensor<2x1x100x8xf32>, %[[V:.*]]: tensor<2x1x100x4xf32>, %[[M:.*]]: tensor<2x1x1x100xi1>)
+// CHECK: %[[KT:.*]] = poptorch.permute %[[K]] {{.*}} -> tensor<2x1x8x100xf32>
+// CHECK: %[[QS:.*]] = poptorch.mul %[[Q]]
+// CHECK: %[[ML:.*]] = poptorch.log
+// CHECK: %[[INIT:.*]] = tensor.empty() : tensor<2x3x100x4xf32>
+// CHECK: scf.forall (%[[H:.*]], %[[B:.*]]) in (6, 2) shared_outs(%[[OUT:.*]] = %[[INIT]]) -> (tensor<2x3x100x4xf32>)
+// CHECK: %[[QB:.*]] = tensor.extract_slice %[[QS]][%{{.*}}, %{{.*}}, %{{.*}}, 0] [1, 1, 50, 8] [1, 1, 1, 1] : tensor<2x3x100x8xf32> to tensor<50x8xf32>
+// CHECK: %[[KH:.*]] = tensor.extract_slice %[[KT]][%{{.*}}, 0, 0, 0] [1, 1, 8, 100] [1, 1, 1, 1] : tensor<2x1x8x100xf32> to tensor<8x100xf32>
+// CHECK: %[[S:.*]] = poptorch.matmul %[[QB]], %[[KH]] : (tensor<50x8xf32>, tensor<8x100xf32>) -> tensor<50x100xf32>
+// CHECK: %[[MB:.*]] = tensor.extract_slice %[[ML]][%{{.*}}, 0, 0, 0] [1, 1, 1, 100] [1, 1, 1, 1] : tensor<2x1x1x100xf32> to tensor<1x100xf32>
+// CHECK: poptorch.add %[[S]], %[[MB]] : (tensor<50x100xf32>, tensor<1x100xf32>) -> tensor<50x100xf32>
+// CHECK: poptorch.reduce_max
+// CHECK: %[[VH:.*]] = tensor.extract_slice %[[V]][%{{.*}}, 0, 0, 0] [1, 1, 100, 4] [1, 1, 1, 1] : tensor<2x1x100x4xf32> to tensor<100x4xf32>
+// CHECK: %[[O:.*]] = poptorch.matmul %{{.*}}, %[[VH]] : (tensor<50x100xf32>, tensor<100x4xf32>) -> tensor<50x4xf32>
+// CHECK: scf.forall.in_parallel
+// CHECK-NEXT: tensor.parallel_insert_slice %[[O]] into %[[OUT]][%{{.*}}, %{{.*}}, %{{.*}}, 0] [1, 1, 50, 4] [1, 1, 1, 1] : tensor<50x4xf32> into tensor<2x3x100x4xf32>
+func.func @sdpa_per_head(%q: tensor<2x3x100x8xf32>, %k: tensor<2x1x100x8xf32>, %v: tensor<2x1x100x4xf32>, %m: tensor<2x1x1x100xi1>) -> tensor<2x3x100x4xf32> {
+  %0 = poptorch.sdpa %q, %k, %v mask %m : (tensor<2x3x100x8xf32>, tensor<2x1x100x8xf32>, tensor<2x1x100x4xf32>, tensor<2x1x1x100xi1>) -> tensor<2x3x100x4xf32>
+  return %0 : tensor<2x3x100x4xf32>
+}
+
+// -----
+
+// One head of 601 x 700 scores (1.6 MiB) in blocks of query rows: 8 blocks of
+// 72 rows (no divisor of 601 fills half a block), then the last 25 rows in a
+// loop of their own. The mask's rows are sliced like the query's.
+// CHECK-LABEL: func.func @sdpa_row_blocks
+// CHECK-SAME: (%[[Q:.*]]: tensor<601x16xf32>, %{{.*}}: tensor<700x16xf32>, %{{.*}}: tensor<700x16xf32>, %[[M:.*]]: tensor<601x700xf32>)
+// CHECK: %[[FULL:.*]] = scf.forall (%{{.*}}, %[[B:.*]]) in (1, 8)
+// CHECK: %[[ROW:.*]] = arith.muli %[[B]], %c72
+// CHECK: tensor.extract_slice %{{.*}}[%[[ROW]], 0] [72, 16] [1, 1] : tensor<601x16xf32> to tensor<72x16xf32>
+// CHECK: tensor.extract_slice %[[M]][%[[ROW]], 0] [72, 700] [1, 1] : tensor<601x700xf32> to tensor<72x700xf32>
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (1, 1) shared_outs(%[[OUT:.*]] = %[[FULL]])
+// CHECK: tensor.extract_slice %{{.*}}[576, 0] [25, 16] [1, 1] : tensor<601x16xf32> to tensor<25x16xf32>
+// CHECK: tensor.extract_slice %[[M]][576, 0] [25, 700] [1, 1] : tensor<601x700xf32> to tensor<25x700xf32>
+// CHECK: tensor.parallel_insert_slice %{{.*}} into %[[OUT]][576, 0] [25, 16] [1, 1] : tensor<25x16xf32> into tensor<601x16xf32>
+func.func @sdpa_row_blocks(%q: tensor<601x16xf32>, %k: tensor<700x16xf32>, %v: tensor<700x16xf32>, %m: tensor<601x700xf32>) -> tensor<601x16xf32> {
+  %0 = poptorch.sdpa %q, %k, %v mask %m : (tensor<601x16xf32>, tensor<700x16xf32>, tensor<700x16xf32>, tensor<601x700xf32>) -> tensor<601x16xf32>
+  return %0 : tensor<601x16xf32>
 }

@@ -583,12 +583,20 @@ func.func @per_channel_sum(%x: tensor<8x64x16x16xf32>) -> tensor<64xf32> {
 // -----
 
 // A row sum wider than a register (softmax over 1000 classes): register-wide
-// chunks added elementwise, one horizontal sum of a register and one of the
-// 8-element tail.
+// chunks added elementwise into four independent accumulators (chunk 4 into
+// chunk 0's, 5 into 1's, ...), the four added pairwise, one horizontal sum of
+// a register and one of the 8-element tail. One chain of dependent adds would
+// run at the add's latency.
 // CHECK-LABEL: func.func @wide_row_sum
 // CHECK-NOT: vector.reduction <add>, %{{.*}} : vector<1000xf32>
-// CHECK: vector.extract_strided_slice {{.*}} sizes = [16]{{.*}} : vector<1000xf32> to vector<16xf32>
-// CHECK: arith.addf {{.*}} : vector<16xf32>
+// CHECK: %[[A0:.*]] = vector.extract_strided_slice %[[ROW:.*]] {offsets = [0], sizes = [16]{{.*}} : vector<1000xf32> to vector<16xf32>
+// CHECK: %[[A1:.*]] = vector.extract_strided_slice %[[ROW]] {offsets = [16]
+// CHECK: vector.extract_strided_slice %[[ROW]] {offsets = [32]
+// CHECK: vector.extract_strided_slice %[[ROW]] {offsets = [48]
+// CHECK: %[[C4:.*]] = vector.extract_strided_slice %[[ROW]] {offsets = [64]
+// CHECK: arith.addf %[[A0]], %[[C4]] : vector<16xf32>
+// CHECK: %[[C5:.*]] = vector.extract_strided_slice %[[ROW]] {offsets = [80]
+// CHECK: arith.addf %[[A1]], %[[C5]] : vector<16xf32>
 // CHECK: vector.reduction <add>, %{{.*}} : vector<16xf32> into f32
 // CHECK: vector.extract_strided_slice %{{.*}} {offsets = [992], sizes = [8]
 // CHECK: vector.reduction <add>, %{{.*}} : vector<8xf32> into f32

@@ -10,8 +10,13 @@ def PoptorchDecompose : Pass<"poptorch-decompose", "func::FuncOp"> {
     Rewrites linear, addmm, layer_norm, batch_norm, softmax, log_softmax,
     sdpa, reduce_mean and transpose into matmul, elementwise, reduction and
     data-movement ops, so that the lowering to linalg only handles the core.
+    Attention whose scores per head do not fit in cache becomes an scf.for
+    over heads and blocks of query rows (slices of tensors).
   }];
-  let dependentDialects = ["::mlir::poptorch::PoptorchDialect"];
+  let dependentDialects = ["::mlir::poptorch::PoptorchDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
 }
 
 def ConvertPoptorchToLinalg : Pass<"convert-poptorch-to-linalg", "ModuleOp"> {
