@@ -35,6 +35,13 @@ def _per_dim(values: list[int], n: int) -> list[int]:
     return list(values) * n if len(values) == 1 else list(values)
 
 
+def _by_group(t: torch.Tensor, n: int, groups: int, length: int) -> torch.Tensor:
+    """(N, C, ...) over `length` positions as (G, C / G, N * L): per group, the
+    positions of every image in one row."""
+    t = t.reshape(n, groups, -1, length).permute(1, 2, 0, 3)
+    return t.reshape(groups, t.shape[1], n * length)
+
+
 def _convolution_backward(grad_output: torch.Tensor, input: torch.Tensor,
                           weight: torch.Tensor, bias_sizes: Any, stride: list[int],
                           padding: list[int], dilation: list[int], transposed: bool,
@@ -82,18 +89,25 @@ def _convolution_backward(grad_output: torch.Tensor, input: torch.Tensor,
         n = input.shape[0]
         cols = aten.im2col(x, k2, d2, p2, s2)  # (N, Cin * K, L)
         length = cols.shape[-1]
-        go = grad_output.reshape(n, groups, cog, length).permute(1, 2, 0, 3)
-        go = go.reshape(groups, cog, n * length)  # (G, Cout / G, N * L)
-        cols = cols.reshape(n, groups, cols.shape[1] // groups, length).permute(1, 2, 0, 3)
-        cols = cols.reshape(groups, cols.shape[1], n * length)  # (G, Cin / G * K, N * L)
+        rows = cols.shape[1] // groups  # Cin / G * K
         # The matmul reads its right operand row by row, so one of the three is
         # transposed in memory: the columns (go @ cols^T), or the output gradient and
         # the result ((cols @ go^T)^T), whichever moves fewer elements (the columns
         # of early layers' many positions; the kernel of late layers' many channels).
-        if cols.shape[1] * n * length <= cog * (n * length + cols.shape[1]):
-            grad_weight = aten.bmm(go, cols.transpose(1, 2))
+        if rows * n * length <= cog * (n * length + rows):
+            grad_weight = aten.bmm(_by_group(grad_output, n, groups, length),
+                                   _by_group(cols, n, groups, length).transpose(1, 2))
+        elif groups == 1 and n * rows * cout < rows * n * length:
+            # Without groups, the second form is one matmul per image, cols[n] @
+            # go[n]^T, summed over the images: the columns are read as im2col lays
+            # them out, where gathered into one (Cin * K, N * L) matrix they would be
+            # copied once more, a larger copy than the per-image results.
+            go = grad_output.reshape(n, cout, length).transpose(1, 2)  # (N, L, Cout)
+            grad_weight = aten.bmm(cols, go).sum(0).t().contiguous()
         else:
-            grad_weight = aten.bmm(cols, go.transpose(1, 2)).transpose(1, 2).contiguous()
+            grad_weight = aten.bmm(_by_group(cols, n, groups, length),
+                                   _by_group(grad_output, n, groups, length).transpose(1, 2)
+                                   ).transpose(1, 2).contiguous()
         grad_weight = grad_weight.reshape(weight.shape)
     if output_mask[2]:
         grad_bias = grad_output.sum([0, *range(2, nd + 2)])
