@@ -204,6 +204,26 @@ def test_max_pool_ties_and_nan():
     torch.testing.assert_close(got[0], expected[0], equal_nan=True)
 
 
+@pytest.mark.parametrize("cfg", [
+    dict(kernel_size=3, stride=2, padding=1),  # ResNet's stem pool
+    dict(kernel_size=7, stride=3, padding=3, ceil_mode=True),  # 49 taps, windows past the end
+    dict(kernel_size=8, stride=2, padding=2),  # 64 taps: the reduction form
+], ids=str)
+def test_max_pool2d_with_indices_window_taps(cfg):
+    # Windows of up to 49 taps are one elementwise op with two results; a tap in
+    # the padding is never taken, not even by a window whose valid elements are
+    # all -inf (its index is the first valid one), and NaN wins (the last one).
+    x = torch.randn(2, 3, 21, 37)
+    x[0, 0, :4, :4] = -float("inf")
+    x[1, 1, 5, 9] = x[1, 1, 6, 10] = float("nan")
+    x[0, 2, 10, 17] = float("inf")
+    expected = F.max_pool2d(x, return_indices=True, **cfg)
+    from conftest import compiled
+    got = compiled(lambda x: F.max_pool2d(x, return_indices=True, **cfg), x)
+    torch.testing.assert_close(got[1], expected[1])
+    torch.testing.assert_close(got[0], expected[0], equal_nan=True)
+
+
 AVG_POOL_CASES = [
     dict(kernel_size=3, stride=2, padding=1),
     dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),

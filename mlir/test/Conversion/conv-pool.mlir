@@ -67,23 +67,46 @@ func.func @conv_transpose(%x: tensor<1x3x4x4xf32>, %w: tensor<3x2x3x3xf32>) -> t
 
 // -----
 
-// The indices are used: a windowed reduction with two results; padded window
-// elements are masked, the flat index is h * W + w.
-// CHECK-DAG: #[[$PIN:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 + d3, d2 * 2 + d4)>
+// The indices are used: one elementwise op over the window taps with two
+// results; a tap that some output reads in the padding is taken only where it
+// is valid (here the first one, w >= 0, and the last, w < 7); the flat index
+// is h * W + w; the first valid tap is always taken (index still -1).
 // CHECK-LABEL: func.func @max_pool_indices
-// CHECK: %[[P:.*]] = linalg.fill {{.*}} -> tensor<1x4x9xf32>
-// CHECK: %[[I:.*]] = tensor.extract_slice %[[P]][0, 0, 1] [1, 4, 7] [1, 1, 1]
-// CHECK: linalg.copy ins(%{{.*}} : tensor<1x4x7xf32>) outs(%[[I]] : tensor<1x4x7xf32>)
-// CHECK: linalg.fill ins(%{{.*}} : i64) outs(%{{.*}} : tensor<1x4x4xi64>)
-// CHECK: linalg.generic {indexing_maps = [#[[$PIN]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+// CHECK: %[[P:.*]] = linalg.fill {{.*}} -> tensor<1x1x4x9xf32>
+// CHECK: %[[T0:.*]] = tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 1, 4, 4] [1, 1, 1, 2]
+// CHECK: %[[T1:.*]] = tensor.extract_slice %{{.*}}[0, 0, 0, 1] [1, 1, 4, 4] [1, 1, 1, 2]
+// CHECK: %[[T2:.*]] = tensor.extract_slice %{{.*}}[0, 0, 0, 2] [1, 1, 4, 4] [1, 1, 1, 2]
+// CHECK: linalg.generic {{{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[T0]], %[[T1]], %[[T2]] : {{.*}}) outs(%{{.*}}, %{{.*}} : tensor<1x1x4x4xf32>, tensor<1x1x4x4xi64>)
+// CHECK: linalg.index 3 : index
+// CHECK: %[[W0:.*]] = arith.addi %{{.*}}, %c-1 : index
+// CHECK: arith.cmpi sge, %[[W0]], %{{.*}} : index
+// CHECK: arith.cmpf uno
+// CHECK: arith.cmpf ogt
+// CHECK: %[[W2:.*]] = arith.addi %{{.*}}, %c1{{.*}} : index
+// CHECK: arith.cmpi slt, %[[W2]], %c7{{.*}} : index
+// CHECK: arith.index_cast %{{.*}} : index to i64
+// CHECK: linalg.yield %{{.*}}, %{{.*}} : f32, i64
+func.func @max_pool_indices(%x: tensor<1x4x7xf32>) -> (tensor<1x4x4xf32>, tensor<1x4x4xi64>) {
+  %0, %1 = poptorch.max_pool2d %x {kernel_size = array<i64: 1, 3>, stride = array<i64: 1, 2>, padding = array<i64: 0, 1>, dilation = array<i64: 1, 1>} : tensor<1x4x7xf32> -> tensor<1x4x4xf32>, tensor<1x4x4xi64>
+  return %0, %1 : tensor<1x4x4xf32>, tensor<1x4x4xi64>
+}
+
+// -----
+
+// A window of more than 49 taps with its indices: a windowed reduction with two
+// results; padded window elements are masked, the flat index is h * W + w.
+// CHECK-DAG: #[[$PIN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 + d4, d3 + d5)>
+// CHECK-LABEL: func.func @max_pool_indices_large_window
+// CHECK: linalg.fill ins(%{{.*}} : i64) outs(%{{.*}} : tensor<1x2x2x2xi64>)
+// CHECK: linalg.generic {indexing_maps = [#[[$PIN]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
 // CHECK-DAG: arith.cmpf ogt
 // CHECK-DAG: arith.cmpf uno
 // CHECK: arith.cmpi slt, %{{.*}}, %{{.*}} : i64
 // CHECK: arith.index_cast %{{.*}} : index to i64
-// CHECK: -> (tensor<1x4x4xf32>, tensor<1x4x4xi64>)
-func.func @max_pool_indices(%x: tensor<1x4x7xf32>) -> (tensor<1x4x4xf32>, tensor<1x4x4xi64>) {
-  %0, %1 = poptorch.max_pool2d %x {kernel_size = array<i64: 1, 3>, stride = array<i64: 1, 2>, padding = array<i64: 0, 1>, dilation = array<i64: 1, 1>} : tensor<1x4x7xf32> -> tensor<1x4x4xf32>, tensor<1x4x4xi64>
-  return %0, %1 : tensor<1x4x4xf32>, tensor<1x4x4xi64>
+// CHECK: -> (tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>)
+func.func @max_pool_indices_large_window(%x: tensor<1x2x9x9xf32>) -> (tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>) {
+  %0, %1 = poptorch.max_pool2d %x {kernel_size = array<i64: 8, 8>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>} : tensor<1x2x9x9xf32> -> tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>
+  return %0, %1 : tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>
 }
 
 // -----

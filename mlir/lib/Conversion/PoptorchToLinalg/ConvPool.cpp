@@ -1054,6 +1054,33 @@ static SmallVector<Window> adaptiveWindows(RankedTensorType inTy,
   return wins;
 }
 
+/// The input of a regular 2-D pool as (N, C, Hp, Wp), padded with `padValue`
+/// as far as the windows of its output (N, C, OH, OW) read.
+struct PaddedPool2d {
+  Value padded;
+  SmallVector<int64_t> outShape, kernel, stride, dilation;
+};
+static PaddedPool2d padPool2d(OpBuilder &b, Location loc, Value input,
+                              ArrayRef<Window> wins, Value padValue) {
+  PaddedPool2d p;
+  Value nchw = toNchw(b, loc, input);
+  p.outShape.append(getTensorType(nchw).getShape().take_front(2).begin(),
+                    getTensorType(nchw).getShape().take_front(2).end());
+  SmallVector<int64_t> lo, hi;
+  for (const Window &w : wins) {
+    p.outShape.push_back(w.out);
+    p.kernel.push_back(w.kernel);
+    p.stride.push_back(w.stride);
+    p.dilation.push_back(w.dilation);
+    lo.push_back(w.pad);
+    int64_t needed = (w.out - 1) * w.stride + w.dilation * (w.kernel - 1) + 1 -
+                     (w.in + w.pad);
+    hi.push_back(std::max<int64_t>(0, needed));
+  }
+  p.padded = padTrailing(b, loc, nchw, lo, hi, padValue);
+  return p;
+}
+
 /// A regular 2-D pool (max, NaN-propagating as in PyTorch, or sum) of a
 /// (C, H, W) or (N, C, H, W) `input`, padded with the lowest value or zero:
 /// an elementwise op over its windowTaps (the first tap starts, the init is
@@ -1062,28 +1089,16 @@ static SmallVector<Window> adaptiveWindows(RankedTensorType inTy,
 /// into 1-D ops. The result is (N, C, OH, OW).
 static Value pool2d(OpBuilder &b, Location loc, Value input,
                     ArrayRef<Window> wins, PoolKind kind) {
-  Value nchw = toNchw(b, loc, input);
-  auto nchwTy = getTensorType(nchw);
-  Type elem = nchwTy.getElementType();
-  SmallVector<int64_t> outShape(nchwTy.getShape().take_front(2));
-  SmallVector<int64_t> kernel, stride, dilation, lo, hi;
-  for (const Window &w : wins) {
-    outShape.push_back(w.out);
-    kernel.push_back(w.kernel);
-    stride.push_back(w.stride);
-    dilation.push_back(w.dilation);
-    lo.push_back(w.pad);
-    int64_t needed = (w.out - 1) * w.stride + w.dilation * (w.kernel - 1) + 1 -
-                     (w.in + w.pad);
-    hi.push_back(std::max<int64_t>(0, needed));
-  }
+  Type elem = getTensorType(input).getElementType();
   bool max = kind == PoolKind::Max;
   Value padValue =
       max ? createLowest(b, loc, elem) : createScalar(b, loc, elem, 0.0);
-  Value padded = padTrailing(b, loc, nchw, lo, hi, padValue);
+  PaddedPool2d p = padPool2d(b, loc, input, wins, padValue);
+  ArrayRef<int64_t> outShape = p.outShape, kernel = p.kernel;
   if (kernel[0] * kernel[1] <= kMaxWindowTaps)
     return createElementwiseGeneric(
-        b, loc, windowTaps(b, loc, padded, outShape, kernel, stride, dilation),
+        b, loc,
+        windowTaps(b, loc, p.padded, outShape, kernel, p.stride, p.dilation),
         outShape, elem,
         [&](OpBuilder &nb, Location nloc, ValueRange taps) -> Value {
           Value acc = taps[0];
@@ -1100,17 +1115,98 @@ static Value pool2d(OpBuilder &b, Location loc, Value input,
   auto poolTy = RankedTensorType::get(outShape, elem);
   Value window = tensor::EmptyOp::create(b, loc, kernel, elem);
   Value init = createFilled(b, loc, poolTy, padValue);
-  auto strides = getI64Elements(b, stride);
-  auto dilations = getI64Elements(b, dilation);
+  auto strides = getI64Elements(b, p.stride);
+  auto dilations = getI64Elements(b, p.dilation);
   if (max)
     return linalg::PoolingNchwMaxOp::create(
-               b, loc, TypeRange{poolTy}, ValueRange{padded, window},
+               b, loc, TypeRange{poolTy}, ValueRange{p.padded, window},
                ValueRange{init}, strides, dilations)
         .getResult(0);
   return linalg::PoolingNchwSumOp::create(b, loc, TypeRange{poolTy},
-                                          ValueRange{padded, window},
+                                          ValueRange{p.padded, window},
                                           ValueRange{init}, strides, dilations)
       .getResult(0);
+}
+
+/// A regular 2-D float max pool of at most kMaxWindowTaps window elements
+/// with its indices (what training saves for the backward): like pool2d, an
+/// elementwise op over the window taps, with two results, the maximum and
+/// the flat input position (h * W + w) that PyTorch's kernel picks: the
+/// first valid element, then any greater one or any NaN. A tap in the
+/// padding is never taken (the output position comes from linalg.index).
+/// It vectorizes along the output width; the reduction form
+/// (windowReduce) runs one scalar at a time.
+static std::pair<Value, Value> maxPool2dWithIndices(OpBuilder &b, Location loc,
+                                                    Value input,
+                                                    ArrayRef<Window> wins) {
+  Type elem = getTensorType(input).getElementType();
+  PaddedPool2d p = padPool2d(b, loc, input, wins, createLowest(b, loc, elem));
+  SmallVector<Value> taps =
+      windowTaps(b, loc, p.padded, p.outShape, p.kernel, p.stride, p.dilation);
+  Type i64 = b.getI64Type();
+  auto valTy = RankedTensorType::get(p.outShape, elem);
+  auto idxTy = RankedTensorType::get(p.outShape, i64);
+  SmallVector<AffineMap> maps(taps.size() + 2, b.getMultiDimIdentityMap(4));
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{valTy, idxTy}, taps,
+      ValueRange{createEmpty(b, loc, valTy), createEmpty(b, loc, idxTy)}, maps,
+      SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        auto cst = [&](int64_t v) -> Value {
+          return arith::ConstantIndexOp::create(nb, nloc, v);
+        };
+        // The input coordinate of tap offset k along window `d` at output
+        // position o, and whether some output reads it in the padding.
+        auto coordinate = [&](int64_t d, Value o, int64_t k,
+                              Value &valid) -> Value {
+          const Window &w = wins[d];
+          int64_t first = k * w.dilation - w.pad;
+          int64_t last = (w.out - 1) * w.stride + first;
+          Value c = arith::AddIOp::create(
+              nb, nloc, arith::MulIOp::create(nb, nloc, o, cst(w.stride)),
+              cst(first));
+          auto require = [&](arith::CmpIPredicate pred, int64_t bound) {
+            Value ok = arith::CmpIOp::create(nb, nloc, pred, c, cst(bound));
+            valid = valid ? arith::AndIOp::create(nb, nloc, valid, ok) : ok;
+          };
+          if (first < 0)
+            require(arith::CmpIPredicate::sge, 0);
+          if (last >= w.in)
+            require(arith::CmpIPredicate::slt, w.in);
+          return c;
+        };
+        Value oh = linalg::IndexOp::create(nb, nloc, 2);
+        Value ow = linalg::IndexOp::create(nb, nloc, 3);
+        Value acc = createLowest(nb, nloc, elem);
+        Value at = createScalar(nb, nloc, i64, -1);
+        for (int64_t i = 0, t = 0; i < p.kernel[0]; ++i)
+          for (int64_t j = 0; j < p.kernel[1]; ++j, ++t) {
+            Value x = args[t], valid;
+            Value h = coordinate(0, oh, i, valid);
+            Value w = coordinate(1, ow, j, valid);
+            Value take = arith::OrIOp::create(
+                nb, nloc,
+                arith::OrIOp::create(
+                    nb, nloc,
+                    arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OGT,
+                                          x, acc),
+                    arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::UNO,
+                                          x, x)),
+                arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::slt, at,
+                                      createScalar(nb, nloc, i64, 0)));
+            if (valid)
+              take = arith::AndIOp::create(nb, nloc, take, valid);
+            Value flat = arith::AddIOp::create(
+                nb, nloc, arith::MulIOp::create(nb, nloc, h, cst(wins[1].in)),
+                w);
+            acc = arith::SelectOp::create(nb, nloc, take, x, acc);
+            at = arith::SelectOp::create(
+                nb, nloc, take, arith::IndexCastOp::create(nb, nloc, i64, flat),
+                at);
+          }
+        linalg::YieldOp::create(nb, nloc, ValueRange{acc, at});
+      });
+  return {generic.getResult(0), generic.getResult(1)};
 }
 
 /// Max pools, regular and adaptive.
@@ -1154,6 +1250,15 @@ struct MaxPoolLowering : public OpConversionPattern<OpTy> {
       rewriter.replaceOp(
           op, {reshapeTensor(rewriter, loc, pooled, resTy.getShape()),
                createEmpty(rewriter, loc, getTensorType(op.getIndices()))});
+      return success();
+    }
+    if (regular2d && isa<FloatType>(elem) &&
+        wins[0].kernel * wins[1].kernel <= kMaxWindowTaps) {
+      auto [pooled, indices] =
+          maxPool2dWithIndices(rewriter, loc, adaptor.getInput(), wins);
+      rewriter.replaceOp(
+          op, {reshapeTensor(rewriter, loc, pooled, resTy.getShape()),
+               reshapeTensor(rewriter, loc, indices, resTy.getShape())});
       return success();
     }
     SmallVector<Value> r = windowReduce(rewriter, loc, adaptor.getInput(), wins,
