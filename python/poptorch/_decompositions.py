@@ -97,11 +97,12 @@ def _convolution_backward(grad_output: torch.Tensor, input: torch.Tensor,
         if rows * n * length <= cog * (n * length + rows):
             grad_weight = aten.bmm(_by_group(grad_output, n, groups, length),
                                    _by_group(cols, n, groups, length).transpose(1, 2))
-        elif groups == 1 and n * rows * cout < rows * n * length:
+        elif groups == 1 and cout < length:
             # Without groups, the second form is one matmul per image, cols[n] @
             # go[n]^T, summed over the images: the columns are read as im2col lays
             # them out, where gathered into one (Cin * K, N * L) matrix they would be
-            # copied once more, a larger copy than the per-image results.
+            # copied once more, a larger copy than the per-image results (N x Cin * K
+            # x Cout, smaller while Cout < L).
             go = grad_output.reshape(n, cout, length).transpose(1, 2)  # (N, L, Cout)
             grad_weight = aten.bmm(cols, go).sum(0).t().contiguous()
         else:

@@ -390,10 +390,11 @@ static int64_t queryBlockRows(int64_t heads, int64_t l, int64_t s) {
 /// than in memory (Whisper's encoder: 1500 x 1500 scores per head, 9 MB,
 /// five passes). The iterations run on the program's threads, each op of an
 /// iteration on one thread. `q` is already scaled; `kt` is the key
-/// transposed; leading dims of size 1 broadcast. Rows that do not fill a
-/// block take a loop of their own.
+/// transposed; `heads` the product of the result's leading dims, whose size
+/// 1 dims broadcast. Rows that do not fill a block take a loop of their own.
 static Value blockedAttention(PatternRewriter &rewriter, SdpaOp op, Value q,
-                              Value kt, ArrayRef<Value> masks, int64_t rows) {
+                              Value kt, ArrayRef<Value> masks, int64_t heads,
+                              int64_t rows) {
   Location loc = op.getLoc();
   auto resultTy = cast<RankedTensorType>(op.getType());
   int64_t rank = resultTy.getRank();
@@ -402,9 +403,6 @@ static Value blockedAttention(PatternRewriter &rewriter, SdpaOp op, Value q,
   int64_t ev = resultTy.getShape()[rank - 1];
   int64_t s = typeOf(kt).getShape().back();
   Type scoreElem = typeOf(q).getElementType();
-  int64_t heads = 1;
-  for (int64_t d : batch)
-    heads *= d;
   auto index = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(rewriter, loc, v);
   };
@@ -557,8 +555,8 @@ struct DecomposeSdpa : public OpRewritePattern<SdpaOp> {
       for (Value &mask : masks)
         if (ArrayRef<int64_t> shape = typeOf(mask).getShape(); shape.size() < 2)
           mask = o.reshape(mask, {1, shape.empty() ? 1 : shape[0]});
-      rewriter.replaceOp(op,
-                         blockedAttention(rewriter, op, q, kt, masks, rows));
+      rewriter.replaceOp(
+          op, blockedAttention(rewriter, op, q, kt, masks, heads, rows));
       return success();
     }
     Value scores =
