@@ -8,6 +8,12 @@
 // producers into a generic contraction (poptorch-pack-weights' panel
 // matmuls), which then recomputes them for every column tile.
 //
+// An all-parallel generic reading a contraction's result through an
+// expand_shape (the bias and activation after a linear layer on a 3-D input,
+// whose matmul runs on the input's rows collapsed) has its loops collapsed
+// to the contraction's, so that it reads the result as it is: the tiling
+// pass then computes it on the accumulator still in registers.
+//
 // Element reads (`tensor.extract`) from a transposed tensor read the
 // transpose's input instead, so a gather never materializes a transpose; a
 // transpose read only by an elementwise op fuses into it.
@@ -114,6 +120,22 @@ static bool shouldFuse(OpOperand *operand) {
   if (splitsReduction(operand) || transposesManyInputs(operand))
     return false;
   return producer->hasOneUse();
+}
+
+/// Whether `operand` is a contraction's result (its only use) expanded for an
+/// all-parallel generic: a linear layer's bias and activation on a 3-D input,
+/// (B * S, N) viewed as (B, S, N). Collapsing the generic's loops to the
+/// contraction's makes it the contraction's one elementwise consumer (see
+/// getFusableConsumer in poptorch-tile-and-vectorize), which runs on the
+/// accumulator in registers instead of reading the result back from memory.
+static bool isExpandedContractionResult(OpOperand *operand) {
+  auto expand = operand->get().getDefiningOp<tensor::ExpandShapeOp>();
+  auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
+  if (!expand || !consumer || consumer.getNumReductionLoops() != 0 ||
+      !expand->hasOneUse() || !expand.getSrc().hasOneUse())
+    return false;
+  auto contraction = expand.getSrc().getDefiningOp<linalg::LinalgOp>();
+  return contraction && linalg::isaContractionOpInterface(contraction);
 }
 
 namespace {
@@ -257,6 +279,15 @@ struct FuseElementwisePass
     ctx->getLoadedDialect<linalg::LinalgDialect>()->getCanonicalizationPatterns(
         patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+    // After fusion, so that the epilogue is whole; on its own, so that the
+    // expansion above does not expand the collapsed generic again.
+    RewritePatternSet epilogues(ctx);
+    linalg::populateFoldReshapeOpsByCollapsingPatterns(
+        epilogues, isExpandedContractionResult);
+    tensor::ExpandShapeOp::getCanonicalizationPatterns(epilogues, ctx);
+    tensor::CollapseShapeOp::getCanonicalizationPatterns(epilogues, ctx);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(epilogues))))
       signalPassFailure();
   }
 };

@@ -28,10 +28,16 @@ func.func @chain(%x: tensor<8x64xf32>, %y: tensor<8x64xf32>) -> tensor<8x64xf32>
 // -----
 
 // A 3-D input flattened for a matmul and the result expanded for the bias:
-// the matmul stays named (upstream's fusion would expand it to a generic).
+// the matmul stays named (upstream's fusion would expand it to a generic),
+// and the bias add's loops collapse to the matmul's, so that it reads the
+// matmul's result as it is (the tiling pass fuses it into the matmul's
+// register tiles); its result is expanded instead.
 // CHECK-LABEL: func.func @linear_3d
-// CHECK: linalg.matmul
+// CHECK: %[[M:.+]] = linalg.matmul
 // CHECK-NOT: iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+// CHECK: %[[R:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]} ins(%arg2, %[[M]] : tensor<512xf32>, tensor<128x512xf32>) outs(%{{.*}} : tensor<128x512xf32>)
+// CHECK: %[[R3:.+]] = tensor.expand_shape %[[R]] {{\[\[}}0, 1], [2]] output_shape [2, 64, 512]
+// CHECK: return %[[R3]]
 func.func @linear_3d(%x: tensor<2x64x256xf32>, %w: tensor<256x512xf32>, %b: tensor<512xf32>) -> tensor<2x64x512xf32> {
   %cst = arith.constant 0.0 : f32
   %c = tensor.collapse_shape %x [[0, 1], [2]] : tensor<2x64x256xf32> into tensor<128x256xf32>
@@ -46,6 +52,30 @@ func.func @linear_3d(%x: tensor<2x64x256xf32>, %w: tensor<256x512xf32>, %b: tens
     linalg.yield %s : f32
   } -> tensor<2x64x512xf32>
   return %r : tensor<2x64x512xf32>
+}
+
+// -----
+
+// The matmul's result has a second user: the generic keeps its loops (the
+// tiling pass fuses only a sole consumer).
+// CHECK-LABEL: func.func @linear_3d_two_users
+// CHECK: %[[M:.+]] = linalg.matmul
+// CHECK: %[[M3:.+]] = tensor.expand_shape %[[M]]
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg2, %[[M3]] : tensor<512xf32>, tensor<2x64x512xf32>)
+func.func @linear_3d_two_users(%x: tensor<2x64x256xf32>, %w: tensor<256x512xf32>, %b: tensor<512xf32>) -> (tensor<2x64x512xf32>, tensor<128x512xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %c = tensor.collapse_shape %x [[0, 1], [2]] : tensor<2x64x256xf32> into tensor<128x256xf32>
+  %e = tensor.empty() : tensor<128x512xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<128x512xf32>) -> tensor<128x512xf32>
+  %m = linalg.matmul ins(%c, %w : tensor<128x256xf32>, tensor<256x512xf32>) outs(%f : tensor<128x512xf32>) -> tensor<128x512xf32>
+  %m3 = tensor.expand_shape %m [[0, 1], [2]] output_shape [2, 64, 512] : tensor<128x512xf32> into tensor<2x64x512xf32>
+  %e3 = tensor.empty() : tensor<2x64x512xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%b, %m3 : tensor<512xf32>, tensor<2x64x512xf32>) outs(%e3 : tensor<2x64x512xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  } -> tensor<2x64x512xf32>
+  return %r, %m : tensor<2x64x512xf32>, tensor<128x512xf32>
 }
 
 // -----
