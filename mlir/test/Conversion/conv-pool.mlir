@@ -93,6 +93,23 @@ func.func @max_pool_indices(%x: tensor<1x4x7xf32>) -> (tensor<1x4x4xf32>, tensor
 
 // -----
 
+// bf16 taps are compared in f32 (LLVM has no bf16 comparison on hosts where
+// bf16 is a native type) and the maximum rounded back, both exactly.
+// CHECK-LABEL: func.func @max_pool_indices_bf16
+// CHECK: ^bb0(%[[A:[^:]*]]: bf16, %{{[^:]*}}: bf16, %{{[^:]*}}: bf16, %{{[^:]*}}: bf16, %{{[^:]*}}: i64):
+// CHECK-NOT: arith.cmpf {{.*}} : bf16
+// CHECK: %[[AF:.*]] = arith.extf %[[A]] : bf16 to f32
+// CHECK: arith.cmpf ogt, %[[AF]], %{{.*}} : f32
+// CHECK-NOT: arith.cmpf {{.*}} : bf16
+// CHECK: %[[M:.*]] = arith.truncf %{{.*}} : f32 to bf16
+// CHECK: linalg.yield %[[M]], %{{.*}} : bf16, i64
+func.func @max_pool_indices_bf16(%x: tensor<1x4x7xbf16>) -> (tensor<1x4x4xbf16>, tensor<1x4x4xi64>) {
+  %0, %1 = poptorch.max_pool2d %x {kernel_size = array<i64: 1, 3>, stride = array<i64: 1, 2>, padding = array<i64: 0, 1>, dilation = array<i64: 1, 1>} : tensor<1x4x7xbf16> -> tensor<1x4x4xbf16>, tensor<1x4x4xi64>
+  return %0, %1 : tensor<1x4x4xbf16>, tensor<1x4x4xi64>
+}
+
+// -----
+
 // A window of more than 49 taps with its indices: a windowed reduction with two
 // results; padded window elements are masked, the flat index is h * W + w.
 // CHECK-DAG: #[[$PIN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 + d4, d3 + d5)>

@@ -1177,11 +1177,17 @@ static std::pair<Value, Value> maxPool2dWithIndices(OpBuilder &b, Location loc,
         };
         Value oh = linalg::IndexOp::create(nb, nloc, 2);
         Value ow = linalg::IndexOp::create(nb, nloc, 3);
-        Value acc = createLowest(nb, nloc, elem);
+        // f16/bf16 taps are compared in f32 (exactly): LLVM cannot legalize
+        // a bf16 comparison on hosts whose bf16 is a native type (those with
+        // AVX512-BF16).
+        Type work = elem.getIntOrFloatBitWidth() < 32 ? nb.getF32Type() : elem;
+        Value acc = createLowest(nb, nloc, work);
         Value at = createScalar(nb, nloc, i64, -1);
         for (int64_t i = 0, t = 0; i < p.kernel[0]; ++i)
           for (int64_t j = 0; j < p.kernel[1]; ++j, ++t) {
             Value x = args[t], valid;
+            if (work != elem)
+              x = arith::ExtFOp::create(nb, nloc, work, x);
             Value h = coordinate(0, oh, i, valid);
             Value w = coordinate(1, ow, j, valid);
             Value take = arith::OrIOp::create(
@@ -1204,6 +1210,8 @@ static std::pair<Value, Value> maxPool2dWithIndices(OpBuilder &b, Location loc,
                 nb, nloc, take, arith::IndexCastOp::create(nb, nloc, i64, flat),
                 at);
           }
+        if (work != elem)
+          acc = arith::TruncFOp::create(nb, nloc, elem, acc);
         linalg::YieldOp::create(nb, nloc, ValueRange{acc, at});
       });
   return {generic.getResult(0), generic.getResult(1)};
