@@ -26,6 +26,7 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace mlir::poptorch {
 #define GEN_PASS_DEF_POPTORCHFUSEELEMENTWISE
@@ -123,11 +124,17 @@ static bool shouldFuse(OpOperand *operand) {
 }
 
 /// Whether `operand` is a contraction's result (its only use) expanded for an
-/// all-parallel generic: a linear layer's bias and activation on a 3-D input,
-/// (B * S, N) viewed as (B, S, N). Collapsing the generic's loops to the
-/// contraction's makes it the contraction's one elementwise consumer (see
+/// all-parallel generic whose other inputs do not vary along the expanded
+/// dims: a linear layer's bias and activation on a 3-D input, (B * S, N)
+/// viewed as (B, S, N). Collapsing the generic's loops to the contraction's
+/// makes it the contraction's one elementwise consumer (see
 /// getFusableConsumer in poptorch-tile-and-vectorize), which runs on the
 /// accumulator in registers instead of reading the result back from memory.
+/// An input read along those dims (a residual) would be read collapsed: the
+/// layers of a transformer would then pass their activations on collapsed,
+/// except the first, which reads them as the model gives them, and
+/// poptorch-outline-repeats would no longer see the first layer as a repeat
+/// of the others.
 static bool isExpandedContractionResult(OpOperand *operand) {
   auto expand = operand->get().getDefiningOp<tensor::ExpandShapeOp>();
   auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
@@ -135,7 +142,23 @@ static bool isExpandedContractionResult(OpOperand *operand) {
       !expand->hasOneUse() || !expand.getSrc().hasOneUse())
     return false;
   auto contraction = expand.getSrc().getDefiningOp<linalg::LinalgOp>();
-  return contraction && linalg::isaContractionOpInterface(contraction);
+  if (!contraction || !linalg::isaContractionOpInterface(contraction))
+    return false;
+  // The generic's loops over the dims that the expand splits.
+  AffineMap map = consumer.getMatchingIndexingMap(operand);
+  llvm::SmallDenseSet<unsigned> expandedLoops;
+  for (const ReassociationIndices &group : expand.getReassociationIndices()) {
+    if (group.size() < 2)
+      continue;
+    for (int64_t d : group)
+      if (auto dim = dyn_cast<AffineDimExpr>(map.getResult(d)))
+        expandedLoops.insert(dim.getPosition());
+  }
+  return llvm::none_of(consumer.getDpsInputOperands(), [&](OpOperand *in) {
+    return in != operand && llvm::any_of(expandedLoops, [&](unsigned loop) {
+             return consumer.getMatchingIndexingMap(in).isFunctionOfDim(loop);
+           });
+  });
 }
 
 namespace {

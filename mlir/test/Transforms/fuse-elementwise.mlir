@@ -80,6 +80,33 @@ func.func @linear_3d_two_users(%x: tensor<2x64x256xf32>, %w: tensor<256x512xf32>
 
 // -----
 
+// The generic also reads a residual along the expanded dims: it keeps its
+// loops, so that a layer's output stays in the model's shape (collapsed, the
+// first of a stack of layers would read its input differently from the
+// others, and poptorch-outline-repeats would not outline it with them).
+// CHECK-LABEL: func.func @linear_3d_residual
+// CHECK: %[[M:.+]] = linalg.matmul
+// CHECK: %[[M3:.+]] = tensor.expand_shape %[[M]]
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg2, %[[M3]], %arg0 :
+func.func @linear_3d_residual(%x: tensor<2x64x256xf32>, %w: tensor<256x256xf32>, %b: tensor<256xf32>) -> tensor<2x64x256xf32> {
+  %cst = arith.constant 0.0 : f32
+  %c = tensor.collapse_shape %x [[0, 1], [2]] : tensor<2x64x256xf32> into tensor<128x256xf32>
+  %e = tensor.empty() : tensor<128x256xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<128x256xf32>) -> tensor<128x256xf32>
+  %m = linalg.matmul ins(%c, %w : tensor<128x256xf32>, tensor<256x256xf32>) outs(%f : tensor<128x256xf32>) -> tensor<128x256xf32>
+  %m3 = tensor.expand_shape %m [[0, 1], [2]] output_shape [2, 64, 256] : tensor<128x256xf32> into tensor<2x64x256xf32>
+  %e3 = tensor.empty() : tensor<2x64x256xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%b, %m3, %x : tensor<256xf32>, tensor<2x64x256xf32>, tensor<2x64x256xf32>) outs(%e3 : tensor<2x64x256xf32>) {
+  ^bb0(%p: f32, %q: f32, %r0: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    %t = arith.addf %s, %r0 : f32
+    linalg.yield %t : f32
+  } -> tensor<2x64x256xf32>
+  return %r : tensor<2x64x256xf32>
+}
+
+// -----
+
 // A gather from a transposed table reads the table at the permuted position:
 // the transpose is not materialized.
 // CHECK-LABEL: func.func @gather_through_transpose
