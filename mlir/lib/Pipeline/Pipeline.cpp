@@ -163,6 +163,9 @@ mlir::poptorch::getCompilePipelineStages() {
        // lives in a new buffer.
        "allow-return-allocs-from-loops "
        "function-boundary-type-conversion=identity-layout-map}, "
+       // A returned reshape of a buffer becomes the buffer, which the next
+       // pass replaces with the caller's instead of copying into it.
+       "func.func(poptorch-return-allocations), "
        "buffer-results-to-out-params{modify-public-functions "
        "hoist-static-allocs}, "
        // A register tile's packed panel or accumulator allocated in a

@@ -274,6 +274,23 @@ def PoptorchReadonlyArguments : Pass<"poptorch-readonly-arguments", "ModuleOp"> 
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
 }
 
+def PoptorchReturnAllocations
+    : Pass<"poptorch-return-allocations", "func::FuncOp"> {
+  let summary = "Return a reshaped view of a buffer the function allocates as the buffer";
+  let description = [{
+    After bufferization, before buffer-results-to-out-params: a result that
+    is a chain of memref.expand_shape / memref.collapse_shape over a static
+    memref.alloc of the function's body (a linear layer's (B * S, N) result
+    returned as (B, S, N), the last op of a repeated layer) gets the buffer
+    allocated in the returned shape, viewed in the old one by its other
+    users. buffer-results-to-out-params{hoist-static-allocs} replaces only a
+    returned allocation itself with the caller's buffer, and copied a view
+    into it: now the function computes into the caller's buffer. A result
+    whose buffer another result also views is left alone.
+  }];
+  let dependentDialects = ["memref::MemRefDialect"];
+}
+
 def PoptorchVerifyReadonlyArguments
     : Pass<"poptorch-verify-readonly-arguments", "ModuleOp"> {
   let summary = "Reject a bufferized program that writes memory its caller owns";
