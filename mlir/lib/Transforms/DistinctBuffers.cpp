@@ -124,36 +124,55 @@ OpOperand *inPlaceSource(tensor::InsertSliceOp insert, Value fill,
 }
 
 /// The operand through which the value `insert` writes was computed in
-/// place into a fresh tensor.empty of the inserted type (elementwise fusion
-/// gives a fused op that never reads its init a tensor.empty): computed into
-/// the slice of the destination that `insert` writes instead, it needs no
-/// copy. Null when the value was not computed that way.
-OpOperand *emptySource(tensor::InsertSliceOp insert) {
+/// place into a fresh tensor.empty (elementwise fusion gives a fused op that
+/// never reads its init a tensor.empty): computed into the slice of the
+/// destination that `insert` writes instead, it needs no copy. The value may
+/// reach `insert` through collapse_shapes (a channel dim computed in blocks,
+/// (N, C / 32, 32, H, W), inserted as (N, C, H, W)): they are appended to
+/// `collapses`, and the slice is expanded back for the init. Null when the
+/// value was not computed that way.
+OpOperand *emptySource(tensor::InsertSliceOp insert,
+                       llvm::SmallVectorImpl<Operation *> &collapses) {
   Value v = insert.getSource();
+  while (auto collapse = v.getDefiningOp<tensor::CollapseShapeOp>()) {
+    collapses.push_back(collapse);
+    v = collapse.getSrc();
+  }
+  Value computed = v;
   OpOperand *last = nullptr;
   while (OpOperand *init = tiedInit(v)) {
     last = init;
     v = init->get();
   }
   if (!last || !v.getDefiningOp<tensor::EmptyOp>() ||
-      v.getType() != insert.getSourceType())
+      v.getType() != computed.getType())
     return nullptr;
   return last;
 }
 
 /// Makes `source` (see emptySource) an extract_slice of `dest` at the place
-/// `insert` writes, when `dest` is defined before the op that reads it.
-void computeInPlace(OpOperand *source, tensor::InsertSliceOp insert,
-                    Value dest) {
+/// `insert` writes, expanded back through `collapses`, when `dest` is
+/// defined before the op that reads it. (Expanding a dim of a strided slice
+/// is a view; collapsing dims of one in general is not, so only collapses are
+/// undone.)
+void computeInPlace(OpOperand *source, tensor::InsertSliceOp insert, Value dest,
+                    llvm::ArrayRef<Operation *> collapses) {
   Operation *owner = source->getOwner(), *def = dest.getDefiningOp();
   if (!def || def->getBlock() != owner->getBlock() ||
       !def->isBeforeInBlock(owner))
     return;
   OpBuilder b(owner);
-  source->set(tensor::ExtractSliceOp::create(
+  Value init = tensor::ExtractSliceOp::create(
       b, insert.getLoc(), insert.getSourceType(), dest,
       insert.getMixedOffsets(), insert.getMixedSizes(),
-      insert.getMixedStrides()));
+      insert.getMixedStrides());
+  for (Operation *op : collapses) {
+    auto collapse = cast<tensor::CollapseShapeOp>(op);
+    init =
+        tensor::ExpandShapeOp::create(b, insert.getLoc(), collapse.getSrcType(),
+                                      init, collapse.getReassociationIndices());
+  }
+  source->set(init);
 }
 
 /// Whether the op computes in place into `operand`: it is the tied init of
@@ -212,9 +231,11 @@ void unshareFills(func::FuncOp func) {
           inPlace->set(slice.lookup(path.front()->getResult(0)));
         }
       }
-      if (!inPlace && insert)
-        if (OpOperand *source = emptySource(insert))
-          computeInPlace(source, insert, target);
+      if (!inPlace && insert) {
+        llvm::SmallVector<Operation *> collapses;
+        if (OpOperand *source = emptySource(insert, collapses))
+          computeInPlace(source, insert, target, collapses);
+      }
       writer->set(target);
     }
   }

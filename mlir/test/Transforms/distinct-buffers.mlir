@@ -99,3 +99,33 @@ func.func @computed_into_empty(%arg0: tensor<4xf32>, %arg1: tensor<4xf32>) -> (t
   %pb = tensor.insert_slice %b into %fill[1] [4] [1] : tensor<4xf32> into tensor<6xf32>
   return %pa, %pb : tensor<6xf32>, tensor<6xf32>
 }
+
+// -----
+
+// The value reaches the insert through a collapse (channels computed in
+// blocks of 4, (1, 2, 4, 5, 5), inserted as (1, 8, 5, 5) into a padded
+// tensor): it is computed into the fill's slice expanded back to its shape,
+// and read by another op too (a depthwise convolution's centre tap), which
+// then reads it there.
+// CHECK-LABEL: func.func @computed_into_empty_through_collapse
+// CHECK: %[[F:.*]] = linalg.fill {{.*}} -> tensor<1x8x7x7xf32>
+// CHECK: %[[S:.*]] = tensor.extract_slice %[[F]][0, 0, 1, 1] [1, 8, 5, 5] [1, 1, 1, 1]
+// CHECK: %[[X:.*]] = tensor.expand_shape %[[S]] {{\[\[}}0], [1, 2], [3], [4]] output_shape [1, 2, 4, 5, 5]
+// CHECK: %[[A:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<1x2x4x5x5xbf16>) outs(%[[X]] : tensor<1x2x4x5x5xf32>)
+// CHECK: %[[C:.*]] = tensor.collapse_shape %[[A]]
+// CHECK: tensor.insert_slice %[[C]] into %[[F]][0, 0, 1, 1] [1, 8, 5, 5] [1, 1, 1, 1]
+#id5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+func.func @computed_into_empty_through_collapse(%arg0: tensor<1x2x4x5x5xbf16>) -> (tensor<1x8x7x7xf32>, tensor<1x8x5x5xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x8x7x7xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x7x7xf32>) -> tensor<1x8x7x7xf32>
+  %t = tensor.empty() : tensor<1x2x4x5x5xf32>
+  %a = linalg.generic {indexing_maps = [#id5, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%arg0 : tensor<1x2x4x5x5xbf16>) outs(%t : tensor<1x2x4x5x5xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %r = arith.extf %x : bf16 to f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x5x5xf32>
+  %c = tensor.collapse_shape %a [[0], [1, 2], [3], [4]] : tensor<1x2x4x5x5xf32> into tensor<1x8x5x5xf32>
+  %p = tensor.insert_slice %c into %fill[0, 0, 1, 1] [1, 8, 5, 5] [1, 1, 1, 1] : tensor<1x8x5x5xf32> into tensor<1x8x7x7xf32>
+  return %p, %c : tensor<1x8x7x7xf32>, tensor<1x8x5x5xf32>
+}
