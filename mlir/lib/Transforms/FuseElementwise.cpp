@@ -10,9 +10,10 @@
 //
 // An all-parallel generic reading a contraction's result through an
 // expand_shape (the bias and activation after a linear layer on a 3-D input,
-// whose matmul runs on the input's rows collapsed) has its loops collapsed
-// to the contraction's, so that it reads the result as it is: the tiling
-// pass then computes it on the accumulator still in registers.
+// whose matmul runs on the input's rows collapsed), and nothing else along
+// the expanded dims, has its loops collapsed to the contraction's, so that it
+// reads the result as it is: the tiling pass then computes it on the
+// accumulator still in registers.
 //
 // Element reads (`tensor.extract`) from a transposed tensor read the
 // transpose's input instead, so a gather never materializes a transpose; a
