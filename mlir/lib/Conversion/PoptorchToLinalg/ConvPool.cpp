@@ -839,6 +839,38 @@ struct Window {
 
 enum class PoolKind { Max, Sum };
 
+/// One step of a max pool as PyTorch's kernels take it: `x` replaces the
+/// running maximum `acc` when x > acc or x is NaN (the first maximum, the last
+/// NaN) or, with indices, when no element was taken yet (`at` < 0); never
+/// where `valid` is false (null: always valid). Returns the new maximum and,
+/// with indices (`at` non-null), the new index: `position` cast to i64.
+static std::pair<Value, Value> takeMax(OpBuilder &b, Location loc, Value x,
+                                       Value acc, Value at, Value position,
+                                       Value valid) {
+  Value take;
+  if (isa<FloatType>(x.getType()))
+    take = arith::OrIOp::create(
+        b, loc,
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, acc),
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x));
+  else
+    take = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, x, acc);
+  Type i64 = b.getI64Type();
+  if (at)
+    take = arith::OrIOp::create(
+        b, loc, take,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, at,
+                              createScalar(b, loc, i64, 0)));
+  if (valid)
+    take = arith::AndIOp::create(b, loc, take, valid);
+  Value max = arith::SelectOp::create(b, loc, take, x, acc);
+  if (!at)
+    return {max, Value()};
+  return {max, arith::SelectOp::create(
+                   b, loc, take,
+                   arith::IndexCastOp::create(b, loc, i64, position), at)};
+}
+
 /// The windowed reduction described in the file header. `input` is
 /// (lead..., spatial...) with one Window per spatial dim; the result is
 /// (lead..., out...) in `accElem` (Sum) or the input's type (Max, with the
@@ -970,33 +1002,11 @@ static SmallVector<Value> windowReduce(OpBuilder &b, Location loc, Value input,
           linalg::YieldOp::create(nb, nloc, sum);
           return;
         }
-        // PyTorch: take x when x > max or x is NaN (the first maximum, the
-        // last NaN); the first valid element always.
-        Value take;
-        if (isa<FloatType>(elem))
-          take = arith::OrIOp::create(
-              nb, nloc,
-              arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OGT, x,
-                                    acc),
-              arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::UNO, x, x));
-        else
-          take = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::sgt, x,
-                                       acc);
+        auto [max, at] = takeMax(nb, nloc, x, acc,
+                                 withIndices ? args[3] : Value(), flat, valid);
+        SmallVector<Value> yields = {max};
         if (withIndices)
-          take = arith::OrIOp::create(
-              nb, nloc, take,
-              arith::CmpIOp::create(
-                  nb, nloc, arith::CmpIPredicate::slt, args[3],
-                  createScalar(nb, nloc, nb.getI64Type(), 0)));
-        if (valid)
-          take = arith::AndIOp::create(nb, nloc, take, valid);
-        SmallVector<Value> yields = {
-            arith::SelectOp::create(nb, nloc, take, x, acc)};
-        if (withIndices)
-          yields.push_back(arith::SelectOp::create(
-              nb, nloc, take,
-              arith::IndexCastOp::create(nb, nloc, nb.getI64Type(), flat),
-              args[3]));
+          yields.push_back(at);
         linalg::YieldOp::create(nb, nloc, yields);
       });
   return SmallVector<Value>(generic.getResults());
@@ -1190,25 +1200,10 @@ static std::pair<Value, Value> maxPool2dWithIndices(OpBuilder &b, Location loc,
               x = arith::ExtFOp::create(nb, nloc, work, x);
             Value h = coordinate(0, oh, i, valid);
             Value w = coordinate(1, ow, j, valid);
-            Value take = arith::OrIOp::create(
-                nb, nloc,
-                arith::OrIOp::create(
-                    nb, nloc,
-                    arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OGT,
-                                          x, acc),
-                    arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::UNO,
-                                          x, x)),
-                arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::slt, at,
-                                      createScalar(nb, nloc, i64, 0)));
-            if (valid)
-              take = arith::AndIOp::create(nb, nloc, take, valid);
             Value flat = arith::AddIOp::create(
                 nb, nloc, arith::MulIOp::create(nb, nloc, h, cst(wins[1].in)),
                 w);
-            acc = arith::SelectOp::create(nb, nloc, take, x, acc);
-            at = arith::SelectOp::create(
-                nb, nloc, take, arith::IndexCastOp::create(nb, nloc, i64, flat),
-                at);
+            std::tie(acc, at) = takeMax(nb, nloc, x, acc, at, flat, valid);
           }
         if (work != elem)
           acc = arith::TruncFOp::create(nb, nloc, elem, acc);
