@@ -431,18 +431,28 @@ void Tracer::foldOnHost(const c10::OperatorHandle &op,
   }
 }
 
-/// Ops that are decomposed although the op table lowers them: calls whose
-/// effects the lowering does not reproduce. Batch normalisation in training
-/// mode writes the running statistics in place (which its schema does not
-/// declare) and returns the saved statistics the backward reads; its
-/// decomposition does both with captured ops.
+/// Ops that are decomposed although the op table lowers them:
+///  * calls whose effects the lowering does not reproduce. Batch
+///    normalisation in training mode writes the running statistics in place
+///    (which its schema does not declare) and returns the saved statistics the
+///    backward reads; its decomposition does both with captured ops;
+///  * transposed convolutions, which the lowering computes as a regular
+///    convolution over a zero-interleaved input: the decomposition
+///    (python/poptorch/_decompositions.py) is one stride-1 convolution per
+///    phase of the stride, with no product of an inserted zero. It declines
+///    (returns None) where the lowering is kept, as for 3-D.
 static bool decomposedDespiteLowering(const c10::FunctionSchema &schema,
                                       const torch::jit::Stack &stack) {
-  if (schema.name() != "aten::native_batch_norm")
+  int64_t flag;
+  if (schema.name() == "aten::native_batch_norm")
+    flag = 5; // training
+  else if (schema.name() == "aten::convolution")
+    flag = 6; // transposed
+  else
     return false;
-  const c10::IValue &training =
-      stack[stack.size() - schema.arguments().size() + 5];
-  return training.isBool() && training.toBool();
+  const c10::IValue &v =
+      stack[stack.size() - schema.arguments().size() + flag];
+  return v.isBool() && v.toBool();
 }
 
 void Tracer::capture(const c10::OperatorHandle &op, torch::jit::Stack *stack) {

@@ -631,6 +631,71 @@ def test_convolution_and_batch_norm_training(nd, groups, stride, padding, dilati
     assert hosted == ({"aten::convolution_backward"} if nd == 3 else set()), hosted
 
 
+@pytest.mark.parametrize("nd,kernel,stride,padding,dilation,groups,size", [
+    (2, 3, 2, 1, 1, 1, (9, 10)),      # ResNet's 3x3 downsampling, odd and even sizes
+    (2, 1, 2, 0, 1, 1, (7, 8)),       # its 1x1 shortcut: one phase of four has taps
+    (2, 7, 2, 3, 1, 1, (11, 12)),     # the 7x7 stem
+    (2, (3, 2), (3, 2), (2, 0), 1, 2, (10, 7)),  # grouped, a stride past the kernel
+    (2, 3, 2, 1, 2, 1, (12, 9)),      # dilation sharing a factor with the stride
+    (2, 3, 3, 1, 2, 1, (13, 11)),     # dilation prime to the stride
+    (2, 3, 1, 4, 1, 1, (5, 6)),       # stride 1, padding past the kernel: cropped
+    (1, 5, 4, 6, 1, 1, (17,)),        # padding whose windows miss some phases
+    (1, 4, 3, 0, 1, 2, (16,)),        # rows no window reaches
+])
+def test_convolution_input_gradient_by_phases(nd, kernel, stride, padding, dilation, groups,
+                                              size):
+    # The decomposition itself, in eager float64, against torch's convolution backward.
+    from poptorch import _decompositions
+
+    per = lambda v: list(v) if isinstance(v, tuple) else [v] * nd  # noqa: E731
+    kernel, stride, padding, dilation = map(per, (kernel, stride, padding, dilation))
+    torch.manual_seed(0)
+    x = torch.randn(2, 2 * groups, *size, dtype=torch.float64)
+    w = torch.randn(3 * groups, 2, *kernel, dtype=torch.float64)
+    out = torch.nn.functional.conv2d if nd == 2 else torch.nn.functional.conv1d
+    go = torch.randn_like(out(x, w, None, stride, padding, dilation, groups))
+    ref = torch.ops.aten.convolution_backward(go, x, w, None, stride, padding, dilation,
+                                              False, [0] * nd, groups, [True, False, False])
+    got = _decompositions._input_gradient(go, w, list(size), stride, padding, dilation, groups)
+    torch.testing.assert_close(got, ref[0])
+
+
+class Downsample(torch.nn.Module):
+    """A ResNet basic block that halves the resolution: 3x3 stride-2 convolution, and
+    the 1x1 stride-2 shortcut."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.c1 = torch.nn.Conv2d(8, 16, 3, stride=2, padding=1, bias=False)
+        self.bn = torch.nn.BatchNorm2d(16)
+        self.c2 = torch.nn.Conv2d(16, 16, 3, padding=1, bias=False)
+        self.short = torch.nn.Conv2d(8, 16, 1, stride=2, bias=False)
+        self.head = torch.nn.LazyLinear(3)
+
+    def forward(self, x, target):
+        h = torch.relu(self.stem(x))
+        h = torch.relu(self.c2(torch.relu(self.bn(self.c1(h)))) + self.short(h))
+        return torch.nn.functional.cross_entropy(self.head(h.flatten(1)), target)
+
+
+@pytest.mark.parametrize("size", [(16, 16), (15, 13)])
+def test_strided_block_trains(size):
+    torch.manual_seed(0)
+    trained = train_side_by_side(Downsample(), torch.randn(3, 3, *size),
+                                 torch.tensor([0, 2, 1]))
+    # The strided convolutions' input gradients are stride-1 convolutions of the
+    # phases, none a transposed one (whose output would outgrow its input), and no op
+    # runs as a host kernel.
+    log = trained.executable.graph.op_log
+    assert not {r["name"] for r in log if r["status"] == "host_kernel"}
+    shapes = [(r["input_types"][0], r["output_types"][0]) for r in log
+              if r["name"] == "aten::convolution"]
+    assert len(shapes) == 10, shapes  # 4 forward, 4 + 1 + 1 phases with taps
+    spatial = lambda t: [int(v) for v in t.split("[")[1].rstrip("]").split(",")[2:]]  # noqa: E731
+    assert all(o <= i for a, b in shapes for i, o in zip(spatial(a), spatial(b))), shapes
+
+
 def test_batch_norm_without_running_statistics_trains():
     torch.manual_seed(0)
     train_side_by_side(ConvNet(2, 1, 1, 1, 1, track_running_stats=False),

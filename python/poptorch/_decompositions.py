@@ -9,14 +9,19 @@ of the program instead of each being a call out of it. An op without a decomposi
 or whose decomposition calls it again, still runs as a host kernel.
 
 Some decompositions are ours: a convolution's backward (torch has none) is made of
-convolutions, ``im2col`` and matmuls. Batch normalisation in training mode is
-decomposed although it has a lowering (``Tracer::capture`` asks for it): eager
-writes the running statistics in place, which the op's schema does not declare, and
-the decomposition's writes into them are captured like any other write.
+convolutions, ``im2col`` and matmuls; its input gradient is one stride-1 convolution
+per phase of the stride. Two ops are decomposed although they have a lowering
+(``Tracer::capture`` asks for it): batch normalisation in training mode, because eager
+writes the running statistics in place, which the op's schema does not declare (the
+decomposition's writes into them are captured like any other write); and 1-D and 2-D
+transposed convolutions, which are the same phases, where the lowering would multiply
+a zero-interleaved input by the whole kernel.
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 from typing import Any
 
 import torch
@@ -28,7 +33,7 @@ aten = torch.ops.aten
 def _decomposed(name: str) -> bool:
     base = name.split("::", 1)[-1]
     return (base.endswith("_backward") or base.endswith("_backward_data")
-            or base == "native_batch_norm")
+            or base in ("native_batch_norm", "convolution"))
 
 
 def _per_dim(values: list[int], n: int) -> list[int]:
@@ -58,25 +63,8 @@ def _convolution_backward(grad_output: torch.Tensor, input: torch.Tensor,
     cog = cout // groups
     grad_input = grad_weight = grad_bias = None
     if output_mask[0]:
-        flipped_padding = [d * (k - 1) - p for d, k, p in zip(dilation, kernel, padding, strict=True)]
-        if all(s == 1 for s in stride) and min(flipped_padding) >= 0:
-            # A stride-1 convolution's input gradient is a convolution of the output
-            # gradient with the flipped kernel, in and out channels swapped per group.
-            # (No reshapes around the transpose without groups: the transpose, the flip
-            # and the convolution's own weight layout then fuse into one copy.)
-            w = weight.transpose(0, 1) if groups == 1 else weight.reshape(
-                groups, cog, cig, *kernel).transpose(1, 2).reshape(groups * cig, cog, *kernel)
-            w = aten.flip(w, list(range(2, nd + 2)))
-            grad_input = aten.convolution(grad_output, w, None, [1] * nd, flipped_padding,
-                                          dilation, False, [0] * nd, groups)
-        else:
-            # The transposed convolution, with the output padding that gives back the
-            # input's size.
-            extra = [i - ((o - 1) * s - 2 * p + d * (k - 1) + 1) for i, o, s, p, d, k in zip(
-                input.shape[2:], grad_output.shape[2:], stride, padding, dilation, kernel,
-                strict=True)]
-            grad_input = aten.convolution(grad_output, weight, None, stride, padding,
-                                          dilation, True, extra, groups)
+        grad_input = _input_gradient(grad_output, weight, list(input.shape[2:]), stride,
+                                     padding, dilation, groups)
     if output_mask[1]:
         # One matmul per group over the im2col columns of the input: the kernel
         # gradient of output channel c is sum over (batch, position) of
@@ -115,7 +103,111 @@ def _convolution_backward(grad_output: torch.Tensor, input: torch.Tensor,
     return grad_input, grad_weight, grad_bias
 
 
-_OWN = {aten.convolution_backward.default: _convolution_backward}
+def _input_gradient(grad_output: torch.Tensor, weight: torch.Tensor, size: list[int],
+                    stride: list[int], padding: list[int], dilation: list[int],
+                    groups: int) -> torch.Tensor:
+    """The input gradient of a regular convolution, as stride-1 convolutions of the
+    output gradient: one per phase of the stride (the input positions i with the same
+    i mod stride in every dim), each with the kernel taps that reach those positions,
+    flipped, in and out channels swapped per group. A stride-1 convolution is one
+    phase with the whole kernel. The phases are interleaved into the input's shape.
+
+    In one dim, input position i = q * s + r receives grad_output[o] * w[k] wherever
+    o * s - p + k * d = i: the taps k with (r + p - k * d) divisible by s, every
+    s / gcd(d, s)-th one, at o = q + (r + p - k * d) / s. Per phase, that is a
+    correlation of grad_output (padded or cropped) with those taps reversed, at
+    dilation d / gcd(d, s). No multiplication by an inserted zero, as the transposed
+    convolution of the whole kernel would do (3/4 of its products at stride 2)."""
+    nd = len(size)
+    kernel = list(weight.shape[2:])
+    cout, cig = weight.shape[0], weight.shape[1]
+    cog = cout // groups
+    # (No reshapes around the transpose without groups: the transpose, the flip and the
+    # convolution's own weight layout then fuse into one copy.)
+    w = weight.transpose(0, 1) if groups == 1 else weight.reshape(
+        groups, cog, cig, *kernel).transpose(1, 2).reshape(groups * cig, cog, *kernel)
+    outs = list(grad_output.shape[2:])
+    # Positions per phase: the longest phase's count; shorter phases are cut after
+    # the interleave.
+    qmax = [-(-i // s) for i, s in zip(size, stride, strict=True)]
+    # Per phase and dim: the taps, and grad_output's padding before and after them
+    # (negative: cropped); None where no tap reaches the phase.
+    plans = []
+    for rs in itertools.product(*(range(s) for s in stride)):
+        plan = []
+        for r, s, p, d, k, o, q in zip(rs, stride, padding, dilation, kernel, outs, qmax,
+                                       strict=True):
+            step = s // math.gcd(d, s)
+            first = next((t for t in range(min(step, k)) if (r + p - t * d) % s == 0), None)
+            if first is None:
+                break
+            count = (k - 1 - first) // step + 1
+            e0 = (r + p - first * d) // s  # grad_output offset of the first tap
+            reach = (count - 1) * (d * step // s)
+            if e0 - reach >= o or q - 1 + e0 < 0:
+                break  # every tap of this phase lands outside grad_output
+            plan.append((slice(first, first + (count - 1) * step + 1, step),
+                         reach - e0, q + e0 - o))
+        plans.append(plan if len(plan) == nd else None)
+    # Every phase's convolution pads grad_output alike, as much as the most any phase
+    # needs, and its result is cropped: the convolutions then share one padded
+    # (channels-last) copy of it.
+    common = [max([0] + [max(lo, hi) for plan in plans if plan for lo, hi in [plan[t][1:]]])
+              for t in range(nd)]
+    dils = [d * (s // math.gcd(d, s)) // s for d, s in zip(dilation, stride, strict=True)]
+    phases = []
+    for plan in plans:
+        if plan is None:
+            phases.append(grad_output.new_zeros([grad_output.shape[0], groups * cig, *qmax]))
+            continue
+        sub = aten.flip(w[(slice(None), slice(None), *(t[0] for t in plan))],
+                        list(range(2, nd + 2)))
+        y = aten.convolution(grad_output, sub, None, [1] * nd, common, dils, False,
+                             [0] * nd, groups)
+        crop = [c - t[1] for c, t in zip(common, plan, strict=True)]
+        if any(crop) or list(y.shape[2:]) != qmax:
+            y = y[(slice(None), slice(None), *(slice(c, c + q) for c, q in zip(
+                crop, qmax, strict=True)))]
+        phases.append(y)
+    if len(phases) == 1:
+        grad = phases[0]
+    else:
+        # (s_0, .., N, C, q_0, ..) -> (N, C, q_0, s_0, q_1, s_1, ..) -> (N, C, q_0 * s_0, ..)
+        n, c = grad_output.shape[0], groups * cig
+        grad = torch.stack(phases).reshape(*stride, n, c, *qmax)
+        order = [nd, nd + 1] + [i for t in range(nd) for i in (nd + 2 + t, t)]
+        grad = grad.permute(order).reshape(n, c, *(q * s for q, s in zip(qmax, stride,
+                                                                         strict=True)))
+    if list(grad.shape[2:]) != size:
+        grad = grad[(slice(None), slice(None), *(slice(0, i) for i in size))]
+    return grad
+
+
+def _transposed_convolution(input: torch.Tensor, weight: torch.Tensor,
+                            bias: torch.Tensor | None, stride: list[int], padding: list[int],
+                            dilation: list[int], transposed: bool, output_padding: list[int],
+                            groups: int) -> torch.Tensor | None:
+    """A transposed 1-D or 2-D convolution: the input gradient of the regular
+    convolution whose weight it takes, computed by phases (`_input_gradient`); None
+    (the op is lowered as it is) for the others and for shapes the op would refuse."""
+    nd = weight.dim() - 2
+    if not transposed or nd not in (1, 2) or input.dim() != nd + 2 or input.numel() == 0:
+        return None
+    stride, padding, dilation, output_padding = (
+        _per_dim(v, nd) for v in (stride, padding, dilation, output_padding))
+    if any(o >= max(s, d) for o, s, d in zip(output_padding, stride, dilation, strict=True)):
+        return None
+    size = [(i - 1) * s - 2 * p + d * (k - 1) + o + 1 for i, s, p, d, k, o in zip(
+        input.shape[2:], stride, padding, dilation, weight.shape[2:], output_padding,
+        strict=True)]
+    if min(size) <= 0 or input.shape[1] != weight.shape[0]:
+        return None
+    out = _input_gradient(input, weight, size, stride, padding, dilation, groups)
+    return out if bias is None else out + bias.reshape(-1, *[1] * nd)
+
+
+_OWN = {aten.convolution_backward.default: _convolution_backward,
+        aten.convolution.default: _transposed_convolution}
 
 
 def decompose(name: str, overload: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
