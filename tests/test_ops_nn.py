@@ -63,6 +63,9 @@ CONV_T_CASES = [
     (2, 4, 6, (3, 2), dict(stride=(2, 3), padding=(1, 0), output_padding=(1, 2), groups=2,
                            dilation=(1, 2))),
     (2, 4, 4, 3, dict(stride=2, padding=2, groups=4)),
+    (2, 4, 6, 3, dict(stride=2, padding=1, dilation=2, output_padding=1)),  # gcd(2, 2) > 1
+    (2, 3, 4, 3, dict(stride=(3, 1), padding=(4, 3))),  # padding past the kernel
+    (1, 4, 4, 5, dict(stride=4, padding=1, output_padding=3)),  # phases without a tap
     (3, 2, 4, 2, dict(stride=2, padding=1, output_padding=1)),
 ]
 
@@ -324,3 +327,19 @@ def test_convolution_with_unit_dims_but_width(spatial):
     w = torch.randn((1, 1) + (1,) * (spatial - 1) + (4,))
     conv = (F.conv2d, F.conv3d)[spatial - 2]
     check(lambda x, w: conv(x, w), x, w)
+
+
+@pytest.mark.parametrize("spatial", [1, 2, 3])
+def test_conv_transpose_by_phases(spatial):
+    # A 1-D or 2-D transposed convolution is one stride-1 convolution per phase of the
+    # stride, with the taps that reach it (here 2 per dim of the 4: no product with an
+    # inserted zero); a 3-D one keeps its lowering.
+    x = torch.randn((2, 6) + (5, 4, 3)[:spatial])
+    w = torch.randn((6, 3) + (4,) * spatial)
+    conv = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[spatial - 1]
+    graph = poptorch.trace(lambda x, w: conv(x, w, stride=2, padding=1), x, w)
+    weights = [r["input_types"][1] for r in graph.op_log if r["name"] == "aten::convolution"]
+    sub = "Float[" + ", ".join(["3", "6"] + ["2"] * spatial) + "]"
+    assert weights == ([sub] * 2 ** spatial if spatial < 3 else
+                       ["Float[" + ", ".join(["6", "3"] + ["4"] * 3) + "]"]), weights
+    check(lambda x, w: conv(x, w, stride=2, padding=1), x, w, atol=1e-4, rtol=1e-4)

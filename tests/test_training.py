@@ -685,15 +685,17 @@ def test_strided_block_trains(size):
     trained = train_side_by_side(Downsample(), torch.randn(3, 3, *size),
                                  torch.tensor([0, 2, 1]))
     # The strided convolutions' input gradients are stride-1 convolutions of the
-    # phases, none a transposed one (whose output would outgrow its input), and no op
-    # runs as a host kernel.
+    # phases: as many multiply-adds as the forward convolutions but for the rows and
+    # columns the phases share (the transposed convolution of the zero-interleaved
+    # gradient made 1.26-1.36x here), and no op runs as a host kernel.
     log = trained.executable.graph.op_log
     assert not {r["name"] for r in log if r["status"] == "host_kernel"}
-    shapes = [(r["input_types"][0], r["output_types"][0]) for r in log
-              if r["name"] == "aten::convolution"]
-    assert len(shapes) == 10, shapes  # 4 forward, 4 + 1 + 1 phases with taps
-    spatial = lambda t: [int(v) for v in t.split("[")[1].rstrip("]").split(",")[2:]]  # noqa: E731
-    assert all(o <= i for a, b in shapes for i, o in zip(spatial(a), spatial(b))), shapes
+    dims = lambda t: [int(v) for v in t.split("[")[1].rstrip("]").split(",")]  # noqa: E731
+    macs = [math.prod(dims(r["output_types"][0])) * math.prod(dims(r["input_types"][1])[1:])
+            for r in log if r["name"] == "aten::convolution"]
+    assert len(macs) == 10, macs  # 4 forward; 4 + 1 + 1 phases with taps
+    forward, backward = sum(macs[1:4]), sum(macs[4:])  # the stem's input needs none
+    assert backward < 1.2 * forward, (forward, backward)
 
 
 def test_batch_norm_without_running_statistics_trains():
