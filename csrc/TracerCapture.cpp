@@ -450,8 +450,7 @@ static bool decomposedDespiteLowering(const c10::FunctionSchema &schema,
     flag = 6; // transposed
   else
     return false;
-  const c10::IValue &v =
-      stack[stack.size() - schema.arguments().size() + flag];
+  const c10::IValue &v = stack[stack.size() - schema.arguments().size() + flag];
   return v.isBool() && v.toBool();
 }
 

@@ -59,7 +59,7 @@ def _convolution_backward(grad_output: torch.Tensor, input: torch.Tensor,
         return None
     stride, padding, dilation = (_per_dim(v, nd) for v in (stride, padding, dilation))
     kernel = list(weight.shape[2:])
-    cout, cig = weight.shape[0], weight.shape[1]
+    cout = weight.shape[0]
     cog = cout // groups
     grad_input = grad_weight = grad_bias = None
     if output_mask[0]:
