@@ -660,6 +660,54 @@ def test_convolution_input_gradient_by_phases(nd, kernel, stride, padding, dilat
     torch.testing.assert_close(got, ref[0])
 
 
+@pytest.mark.parametrize("nd,kernel,stride,padding,dilation,output_padding,groups,size", [
+    (2, 3, 2, 1, 1, 1, 1, (5, 4)),          # a decoder's upsampling
+    (2, 4, 2, 1, 1, 0, 2, (4, 3)),
+    (1, 3, 1, 3, 2, 1, 1, (6,)),            # output padding past the last window
+    (1, 2, 3, 0, 1, 2, 2, (5,)),
+])
+def test_transposed_convolution_gradients(nd, kernel, stride, padding, dilation,
+                                          output_padding, groups, size):
+    # A transposed convolution's gradients (eager float64, against torch's): a regular
+    # convolution of grad_output, and the regular kernel gradient with the roles of
+    # input and grad_output swapped.
+    from poptorch import _decompositions
+
+    torch.manual_seed(0)
+    x = torch.randn(2, 2 * groups, *size, dtype=torch.float64)
+    w = torch.randn(2 * groups, 3, *([kernel] * nd), dtype=torch.float64)
+    conv = torch.nn.functional.conv_transpose2d if nd == 2 else torch.nn.functional.conv_transpose1d
+    go = torch.randn_like(conv(x, w, None, stride, padding, output_padding, groups, dilation))
+    args = ([stride] * nd, [padding] * nd, [dilation] * nd, True, [output_padding] * nd,
+            groups, [True, True, True])
+    ref = torch.ops.aten.convolution_backward(go, x, w, [3 * groups], *args)
+    got = _decompositions._convolution_backward(go, x, w, [3 * groups], *args)
+    for a, b in zip(got, ref, strict=True):
+        torch.testing.assert_close(a, b)
+
+
+class Upsample(torch.nn.Module):
+    """A decoder step: transposed convolutions of 1-D and 2-D inputs."""
+
+    def __init__(self):
+        super().__init__()
+        self.up = torch.nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1)
+        self.up1d = torch.nn.ConvTranspose1d(6, 4, 4, stride=2, padding=1, groups=2)
+        self.head = torch.nn.LazyLinear(3)
+
+    def forward(self, x, target):
+        h = torch.relu(self.up(x))
+        h = self.up1d(h.flatten(2))
+        return torch.nn.functional.cross_entropy(self.head(h.flatten(1)), target)
+
+
+def test_transposed_convolutions_train():
+    torch.manual_seed(0)
+    trained = train_side_by_side(Upsample(), torch.randn(3, 4, 5, 6), torch.tensor([0, 2, 1]))
+    assert not {r["name"] for r in trained.executable.graph.op_log
+                if r["status"] == "host_kernel"}
+
+
 class Downsample(torch.nn.Module):
     """A ResNet basic block that halves the resolution: 3x3 stride-2 convolution, and
     the 1x1 stride-2 shortcut."""

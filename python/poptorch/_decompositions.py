@@ -52,55 +52,84 @@ def _convolution_backward(grad_output: torch.Tensor, input: torch.Tensor,
                           padding: list[int], dilation: list[int], transposed: bool,
                           output_padding: list[int], groups: int, output_mask: list[bool]
                           ) -> tuple[torch.Tensor | None, ...] | None:
-    """The gradients of a regular 1-D or 2-D convolution (any stride, padding,
-    dilation and groups) from ops the compiler lowers; None for the others."""
+    """The gradients of a 1-D or 2-D convolution, regular or transposed (any stride,
+    padding, dilation and groups) from ops the compiler lowers; None for the others.
+
+    A transposed convolution is the input gradient of the regular convolution with its
+    weight, so its input gradient is that regular convolution of grad_output, and its
+    weight gradient the regular one's with the roles of input and grad_output swapped."""
     nd = input.dim() - 2
-    if transposed or nd not in (1, 2):
+    if nd not in (1, 2) or weight.dim() != nd + 2:
         return None
     stride, padding, dilation = (_per_dim(v, nd) for v in (stride, padding, dilation))
-    kernel = list(weight.shape[2:])
-    cout = weight.shape[0]
-    cog = cout // groups
     grad_input = grad_weight = grad_bias = None
     if output_mask[0]:
-        grad_input = _input_gradient(grad_output, weight, list(input.shape[2:]), stride,
-                                     padding, dilation, groups)
-    if output_mask[1]:
-        # One matmul per group over the im2col columns of the input: the kernel
-        # gradient of output channel c is sum over (batch, position) of
-        # grad_output[c] * the input window there.
-        x = input
-        k2, s2, p2, d2 = kernel, stride, padding, dilation
-        if nd == 1:
-            x = input.unsqueeze(2)
-            k2, s2, p2, d2 = [1, *kernel], [1, *stride], [0, *padding], [1, *dilation]
-        n = input.shape[0]
-        cols = aten.im2col(x, k2, d2, p2, s2)  # (N, Cin * K, L)
-        length = cols.shape[-1]
-        rows = cols.shape[1] // groups  # Cin / G * K
-        # The matmul reads its right operand row by row, so one of the three is
-        # transposed in memory: the columns (go @ cols^T), or the output gradient and
-        # the result ((cols @ go^T)^T), whichever moves fewer elements (the columns
-        # of early layers' many positions; the kernel of late layers' many channels).
-        if rows * n * length <= cog * (n * length + rows):
-            grad_weight = aten.bmm(_by_group(grad_output, n, groups, length),
-                                   _by_group(cols, n, groups, length).transpose(1, 2))
-        elif groups == 1 and cout < length:
-            # Without groups, the second form is one matmul per image, cols[n] @
-            # go[n]^T, summed over the images: the columns are read as im2col lays
-            # them out, where gathered into one (Cin * K, N * L) matrix they would be
-            # copied once more, a larger copy than the per-image results (N x Cin * K
-            # x Cout, smaller while Cout < L).
-            go = grad_output.reshape(n, cout, length).transpose(1, 2)  # (N, L, Cout)
-            grad_weight = aten.bmm(cols, go).sum(0).t().contiguous()
+        if transposed:
+            grad_input = aten.convolution(grad_output, weight, None, stride, padding,
+                                          dilation, False, [0] * nd, groups)
+            if grad_input.shape[2:] != input.shape[2:]:  # output padding of a window more
+                grad_input = grad_input[(slice(None), slice(None),
+                                         *(slice(0, i) for i in input.shape[2:]))]
         else:
-            grad_weight = aten.bmm(_by_group(cols, n, groups, length),
-                                   _by_group(grad_output, n, groups, length).transpose(1, 2)
-                                   ).transpose(1, 2).contiguous()
-        grad_weight = grad_weight.reshape(weight.shape)
+            grad_input = _input_gradient(grad_output, weight, list(input.shape[2:]), stride,
+                                         padding, dilation, groups)
+    if output_mask[1]:
+        x, go = (grad_output, input) if transposed else (input, grad_output)
+        grad_weight = _weight_gradient(go, x, weight, stride, padding, dilation, groups)
     if output_mask[2]:
         grad_bias = grad_output.sum([0, *range(2, nd + 2)])
     return grad_input, grad_weight, grad_bias
+
+
+def _weight_gradient(grad_output: torch.Tensor, input: torch.Tensor, weight: torch.Tensor,
+                     stride: list[int], padding: list[int], dilation: list[int],
+                     groups: int) -> torch.Tensor:
+    """The kernel gradient of a regular convolution: one matmul per group over the
+    im2col columns of the input, the gradient of output channel c being the sum over
+    (batch, position) of grad_output[c] * the input window there."""
+    nd = input.dim() - 2
+    kernel = list(weight.shape[2:])
+    cout = weight.shape[0]
+    cog = cout // groups
+    x = input
+    k2, s2, p2, d2 = kernel, stride, padding, dilation
+    if nd == 1:
+        x = input.unsqueeze(2)
+        k2, s2, p2, d2 = [1, *kernel], [1, *stride], [0, *padding], [1, *dilation]
+    n = input.shape[0]
+    cols = aten.im2col(x, k2, d2, p2, s2)  # (N, Cin * K, L)
+    windows = [(i + 2 * p - d * (k - 1) - 1) // s + 1
+               for i, k, s, p, d in zip(x.shape[2:], k2, s2, p2, d2, strict=True)]
+    wanted = [1, *grad_output.shape[2:]] if nd == 1 else list(grad_output.shape[2:])
+    if windows != wanted:
+        # More windows than grad_output has positions: the input was a transposed
+        # convolution's grad_output, whose output padding reaches past the last window
+        # its input needs.
+        cols = cols.reshape(n, cols.shape[1], *windows)[
+            (slice(None), slice(None), *(slice(0, w) for w in wanted))].reshape(
+            n, cols.shape[1], -1)
+    length = cols.shape[-1]
+    rows = cols.shape[1] // groups  # Cin / G * K
+    # The matmul reads its right operand row by row, so one of the three is
+    # transposed in memory: the columns (go @ cols^T), or the output gradient and
+    # the result ((cols @ go^T)^T), whichever moves fewer elements (the columns
+    # of early layers' many positions; the kernel of late layers' many channels).
+    if rows * n * length <= cog * (n * length + rows):
+        grad_weight = aten.bmm(_by_group(grad_output, n, groups, length),
+                               _by_group(cols, n, groups, length).transpose(1, 2))
+    elif groups == 1 and cout < length:
+        # Without groups, the second form is one matmul per image, cols[n] @
+        # go[n]^T, summed over the images: the columns are read as im2col lays
+        # them out, where gathered into one (Cin * K, N * L) matrix they would be
+        # copied once more, a larger copy than the per-image results (N x Cin * K
+        # x Cout, smaller while Cout < L).
+        go = grad_output.reshape(n, cout, length).transpose(1, 2)  # (N, L, Cout)
+        grad_weight = aten.bmm(cols, go).sum(0).t().contiguous()
+    else:
+        grad_weight = aten.bmm(_by_group(cols, n, groups, length),
+                               _by_group(grad_output, n, groups, length).transpose(1, 2)
+                               ).transpose(1, 2).contiguous()
+    return grad_weight.reshape(weight.shape)
 
 
 def _input_gradient(grad_output: torch.Tensor, weight: torch.Tensor, size: list[int],
