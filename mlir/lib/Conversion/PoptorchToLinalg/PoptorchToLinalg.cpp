@@ -3,9 +3,10 @@
 // convert-poptorch-to-linalg: composite ops are first decomposed (the same
 // rewrites as poptorch-decompose, so the pass also works on its own), then a
 // partial conversion with the poptorch dialect illegal applies the patterns
-// of each op family (Elementwise, LinearAlgebra, ConvPool, Reductions,
-// DataMovement). An op that a pattern rejects gets one error naming what is
-// unsupported; the generic "failed to legalize" that would follow is dropped.
+// of each op family (Elementwise, LinearAlgebra, Convolution, Pooling,
+// Reductions, DataMovement). An op that a pattern rejects gets one error naming
+// what is unsupported; the generic "failed to legalize" that would follow is
+// dropped.
 //
 //===----------------------------------------------------------------------===//
 #include "Conversion/PoptorchToLinalg/Patterns.h"
@@ -46,7 +47,8 @@ struct ConvertPoptorchToLinalgPass
     RewritePatternSet patterns(ctx);
     populateElementwisePatterns(patterns);
     populateLinearAlgebraPatterns(patterns);
-    populateConvPoolPatterns(patterns);
+    populateConvolutionPatterns(patterns);
+    populatePoolingPatterns(patterns);
     populateRandomPatterns(patterns);
     populateReductionPatterns(patterns);
     populateDataMovementPatterns(patterns);

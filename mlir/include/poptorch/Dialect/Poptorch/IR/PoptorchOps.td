@@ -135,7 +135,7 @@ def Poptorch_ConvolutionOp : Poptorch_Op<"convolution", [Pure]> {
   let extraClassDeclaration = [{
     /// Whether the lowering computes this convolution directly in
     /// channels-last layout, reading its weight as (kH, kW, I, O)
-    /// (ConvPool.cpp): f32, f16 or bf16 (input and weight alike), 2-D,
+    /// (Convolution.cpp): f32, f16 or bf16 (input and weight alike), 2-D,
     /// groups 1, not transposed, a window larger than one pixel, input
     /// channels in whole blocks of 8 or fewer than 8 (an image's colour
     /// planes) and at least 128 output pixels (fewer
