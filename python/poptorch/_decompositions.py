@@ -47,6 +47,12 @@ def _by_group(t: torch.Tensor, n: int, groups: int, length: int) -> torch.Tensor
     return t.reshape(groups, t.shape[1], n * length)
 
 
+def _crop(t: torch.Tensor, starts: list[int], sizes: list[int]) -> torch.Tensor:
+    """`t`'s trailing dims from `starts`, `sizes` long (a view)."""
+    lead = [slice(None)] * (t.dim() - len(sizes))
+    return t[(*lead, *(slice(a, a + n) for a, n in zip(starts, sizes, strict=True)))]
+
+
 def _convolution_backward(grad_output: torch.Tensor, input: torch.Tensor,
                           weight: torch.Tensor, bias_sizes: Any, stride: list[int],
                           padding: list[int], dilation: list[int], transposed: bool,
@@ -68,8 +74,7 @@ def _convolution_backward(grad_output: torch.Tensor, input: torch.Tensor,
             grad_input = aten.convolution(grad_output, weight, None, stride, padding,
                                           dilation, False, [0] * nd, groups)
             if grad_input.shape[2:] != input.shape[2:]:  # output padding of a window more
-                grad_input = grad_input[(slice(None), slice(None),
-                                         *(slice(0, i) for i in input.shape[2:]))]
+                grad_input = _crop(grad_input, [0] * nd, list(input.shape[2:]))
         else:
             grad_input = _input_gradient(grad_output, weight, list(input.shape[2:]), stride,
                                          padding, dilation, groups)
@@ -105,9 +110,8 @@ def _weight_gradient(grad_output: torch.Tensor, input: torch.Tensor, weight: tor
         # More windows than grad_output has positions: the input was a transposed
         # convolution's grad_output, whose output padding reaches past the last window
         # its input needs.
-        cols = cols.reshape(n, cols.shape[1], *windows)[
-            (slice(None), slice(None), *(slice(0, w) for w in wanted))].reshape(
-            n, cols.shape[1], -1)
+        cols = _crop(cols.reshape(n, cols.shape[1], *windows), [0] * len(wanted),
+                     wanted).reshape(n, cols.shape[1], -1)
     length = cols.shape[-1]
     rows = cols.shape[1] // groups  # Cin / G * K
     # The matmul reads its right operand row by row, so one of the three is
@@ -161,18 +165,19 @@ def _input_gradient(grad_output: torch.Tensor, weight: torch.Tensor, size: list[
     qmax = [-(-i // s) for i, s in zip(size, stride, strict=True)]
     # Per phase and dim: the taps, and grad_output's padding before and after them
     # (negative: cropped); None where no tap reaches the phase.
+    dils = [d // math.gcd(d, s) for d, s in zip(dilation, stride, strict=True)]
     plans = []
     for rs in itertools.product(*(range(s) for s in stride)):
         plan = []
-        for r, s, p, d, k, o, q in zip(rs, stride, padding, dilation, kernel, outs, qmax,
-                                       strict=True):
+        for r, s, p, d, d2, k, o, q in zip(rs, stride, padding, dilation, dils, kernel, outs,
+                                           qmax, strict=True):
             step = s // math.gcd(d, s)
             first = next((t for t in range(min(step, k)) if (r + p - t * d) % s == 0), None)
             if first is None:
                 break
             count = (k - 1 - first) // step + 1
             e0 = (r + p - first * d) // s  # grad_output offset of the first tap
-            reach = (count - 1) * (d * step // s)
+            reach = (count - 1) * d2
             if e0 - reach >= o or q - 1 + e0 < 0:
                 break  # every tap of this phase lands outside grad_output
             plan.append((slice(first, first + (count - 1) * step + 1, step),
@@ -183,7 +188,6 @@ def _input_gradient(grad_output: torch.Tensor, weight: torch.Tensor, size: list[
     # (channels-last) copy of it.
     common = [max([0] + [max(lo, hi) for plan in plans if plan for lo, hi in [plan[t][1:]]])
               for t in range(nd)]
-    dils = [d * (s // math.gcd(d, s)) // s for d, s in zip(dilation, stride, strict=True)]
     phases = []
     for plan in plans:
         if plan is None:
@@ -195,8 +199,7 @@ def _input_gradient(grad_output: torch.Tensor, weight: torch.Tensor, size: list[
                              [0] * nd, groups)
         crop = [c - t[1] for c, t in zip(common, plan, strict=True)]
         if any(crop) or list(y.shape[2:]) != qmax:
-            y = y[(slice(None), slice(None), *(slice(c, c + q) for c, q in zip(
-                crop, qmax, strict=True)))]
+            y = _crop(y, crop, qmax)
         phases.append(y)
     if len(phases) == 1:
         grad = phases[0]
@@ -208,7 +211,7 @@ def _input_gradient(grad_output: torch.Tensor, weight: torch.Tensor, size: list[
         grad = grad.permute(order).reshape(n, c, *(q * s for q, s in zip(qmax, stride,
                                                                          strict=True)))
     if list(grad.shape[2:]) != size:
-        grad = grad[(slice(None), slice(None), *(slice(0, i) for i in size))]
+        grad = _crop(grad, [0] * nd, size)
     return grad
 
 
