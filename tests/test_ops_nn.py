@@ -343,3 +343,51 @@ def test_conv_transpose_by_phases(spatial):
     assert weights == ([sub] * 2 ** spatial if spatial < 3 else
                        ["Float[" + ", ".join(["6", "3"] + ["4"] * 3) + "]"]), weights
     check(lambda x, w: conv(x, w, stride=2, padding=1), x, w, atol=1e-4, rtol=1e-4)
+
+
+class _SamePadded(torch.nn.Module):
+    """A MobileNetV2 block as Hugging Face builds it with TF-style "same" padding:
+    pointwise conv, batch norm, ReLU6, an explicit zero pad, an unpadded depthwise conv."""
+
+    def __init__(self, channels: int, stride: int, pad: tuple[int, ...], value: float) -> None:
+        super().__init__()
+        self.expand = torch.nn.Conv2d(8, channels, 1, bias=False)
+        self.norm = torch.nn.BatchNorm2d(channels)
+        self.depthwise = torch.nn.Conv2d(channels, channels, 3, stride=stride, groups=channels)
+        self.pad, self.value = pad, value
+        torch.nn.init.uniform_(self.norm.running_mean, -1, 1)
+        torch.nn.init.uniform_(self.norm.running_var, 0.5, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = F.relu6(self.norm(self.expand(x)))
+        y = F.pad(y, self.pad, "constant", self.value)
+        return self.depthwise(y) + F.pad(x, (0, 0, 0, 0), "constant", 0.0).mean()
+
+
+@pytest.mark.parametrize("size", [9, 180])  # the padded input under and over 8 MiB at 180
+@pytest.mark.parametrize("stride,pad,value", [
+    (1, (1, 1, 1, 1), 0.0),   # folded into the convolution's padding
+    (2, (0, 1, 0, 1), 0.0),   # one side only: a padded tensor the conv reads
+    (1, (2, 0, 1, 1), 0.0),
+    (1, (1, 1, 1, 1), 0.5),   # another value
+    (1, (1, 1, 1, 1), -0.0),  # -0.0 is not the convolution's +0.0
+])
+def test_convolution_of_padded_input(size, stride, pad, value):
+    model = _SamePadded(32, stride, pad, value).eval()
+    check(model, torch.randn(2, 8, size, size), atol=1e-4, rtol=1e-4)
+
+
+@dtypes([torch.float32, torch.int32, torch.bool])
+def test_pad_feeding_convolution_and_other_ops(dtype):
+    # A zero pad read by a convolution and by another op: the convolution takes the
+    # padding, the other op still reads the padded tensor.
+    x = sample((1, 3, 5, 6), dtype)
+    if dtype is torch.bool:
+        check(lambda x: F.pad(x, (1, 1, 2, 2)).sum((2, 3)), x)
+        return
+    w = sample((4, 3, 3, 3), dtype, low=-3, high=4)
+
+    def fn(x: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        y = F.pad(x, (1, 1, 2, 2))
+        return F.conv2d(y, w, padding=1), y * 2
+    check(fn, x, w, **tol(dtype))

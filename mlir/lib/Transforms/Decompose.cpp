@@ -618,6 +618,46 @@ struct ChannelsLastConvolutionWeight : public OpRewritePattern<ConvolutionOp> {
   }
 };
 
+/// A convolution of a zero-padded input, padded alike on both sides of each
+/// spatial dim, pads the input itself: pad(x, zeros) then convolution with
+/// padding p becomes one convolution with padding p + pad, which the lowering
+/// pads in the layout it computes in (Hugging Face's TF-style "same" padding
+/// is an explicit pad before an unpadded convolution).
+struct ConvolutionOfZeroPadded : public OpRewritePattern<ConvolutionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConvolutionOp op,
+                                PatternRewriter &rewriter) const override {
+    auto pad = op.getInput().getDefiningOp<PadOp>();
+    if (op.getTransposed() || !pad || pad.getMode() != "constant")
+      return rewriter.notifyMatchFailure(op, "input is not constant-padded");
+    auto value = pad.getValue().getDefiningOp<ConstantOp>();
+    auto splat = value ? dyn_cast<SplatElementsAttr>(value.getValue())
+                       : SplatElementsAttr();
+    if (!splat || !(isa<FloatType>(splat.getElementType())
+                        ? splat.getSplatValue<APFloat>().isPosZero()
+                        : splat.getSplatValue<APInt>().isZero()))
+      return rewriter.notifyMatchFailure(op, "padding value is not +0");
+    int64_t spatial =
+        cast<RankedTensorType>(op.getInput().getType()).getRank() - 2;
+    ArrayRef<int64_t> p = pad.getPad();
+    if ((int64_t)p.size() > 2 * spatial)
+      return rewriter.notifyMatchFailure(op, "pads the channels");
+    SmallVector<int64_t> padding(op.getPadding());
+    if ((int64_t)padding.size() != spatial)
+      padding.assign(spatial, padding.front());
+    for (size_t k = 0; k < p.size() / 2; ++k) {
+      if (p[2 * k] != p[2 * k + 1] || p[2 * k] < 0)
+        return rewriter.notifyMatchFailure(op, "asymmetric or cropping pad");
+      padding[spatial - 1 - k] += p[2 * k];
+    }
+    rewriter.modifyOpInPlace(op, [&] {
+      op.getInputMutable().assign(pad.getInput());
+      op.setPadding(padding);
+    });
+    return success();
+  }
+};
+
 struct PoptorchDecomposePass
     : public poptorch::impl::PoptorchDecomposeBase<PoptorchDecomposePass> {
   void runOnOperation() override {
@@ -645,6 +685,8 @@ void mlir::poptorch::populatePoptorchDecomposePatterns(
   // Not a decomposition: the layout a convolution's lowering reads its
   // weight in, asked for here so that prepacking can provide it.
   patterns.add<ChannelsLastConvolutionWeight>(patterns.getContext());
+  // Not a decomposition: a zero pad before a convolution as its padding.
+  patterns.add<ConvolutionOfZeroPadded>(patterns.getContext());
   populateReductionDecomposePatterns(patterns);
   populateNnLinalgDecomposePatterns(patterns);
 }

@@ -16,15 +16,32 @@ func.func @flip(%x: tensor<2x3xui8>) -> tensor<2x3xui8> {
 
 // -----
 
-// Constant padding selects the fill value outside the input.
+// Constant padding is a fill of the value with the input copied into its
+// interior, the form the convolution lowering gives its own padding.
 // CHECK-LABEL: func.func @pad_constant
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>, %[[V:.*]]: tensor<f32>)
+// CHECK: %[[S:.*]] = tensor.extract %[[V]][] : tensor<f32>
+// CHECK: %[[F:.*]] = linalg.fill ins(%[[S]] : f32) outs(%{{.*}} : tensor<2x6xf32>)
+// CHECK: %[[I:.*]] = tensor.extract_slice %[[F]][0, 1] [2, 3] [1, 1]
+// CHECK: %[[C:.*]] = linalg.copy ins(%[[X]] : tensor<2x3xf32>) outs(%[[I]] : tensor<2x3xf32>)
+// CHECK: tensor.insert_slice %[[C]] into %[[F]][0, 1] [2, 3] [1, 1]
+func.func @pad_constant(%x: tensor<2x3xf32>, %v: tensor<f32>) -> tensor<2x6xf32> {
+  %0 = poptorch.pad %x value %v {pad = array<i64: 1, 2>, mode = "constant"} : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x6xf32>
+  return %0 : tensor<2x6xf32>
+}
+
+// -----
+
+// Constant padding that crops (or of booleans) is a gather that selects the
+// value outside the input.
+// CHECK-LABEL: func.func @pad_constant_cropping
 // CHECK: linalg.generic
 // CHECK: tensor.extract %{{.*}} : tensor<2x3xf32>
 // CHECK: %[[V:.*]] = tensor.extract %{{.*}}[] : tensor<f32>
 // CHECK: arith.select %{{.*}}, %{{.*}}, %[[V]] : f32
-func.func @pad_constant(%x: tensor<2x3xf32>, %v: tensor<f32>) -> tensor<2x6xf32> {
-  %0 = poptorch.pad %x value %v {pad = array<i64: 1, 2>, mode = "constant"} : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x6xf32>
-  return %0 : tensor<2x6xf32>
+func.func @pad_constant_cropping(%x: tensor<2x3xf32>, %v: tensor<f32>) -> tensor<2x4xf32> {
+  %0 = poptorch.pad %x value %v {pad = array<i64: -1, 2>, mode = "constant"} : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
 }
 
 // -----

@@ -388,3 +388,46 @@ func.func @sdpa_row_blocks(%q: tensor<601x16xf32>, %k: tensor<700x16xf32>, %v: t
   %0 = poptorch.sdpa %q, %k, %v mask %m : (tensor<601x16xf32>, tensor<700x16xf32>, tensor<700x16xf32>, tensor<601x700xf32>) -> tensor<601x16xf32>
   return %0 : tensor<601x16xf32>
 }
+
+// -----
+
+// Hugging Face's TF-style "same" padding: a zero pad alike on both sides of
+// each spatial dim becomes the convolution's padding (added to its own), and
+// a pad by nothing is its input.
+// CHECK-LABEL: func.func @convolution_of_zero_padded
+// CHECK-SAME: (%[[X:.*]]: tensor<2x4x8x8xf32>, %[[W:.*]]: tensor<4x1x3x3xf32>, %[[P:.*]]: tensor<8x4x1x1xf32>)
+// CHECK-NOT: poptorch.pad
+// CHECK: poptorch.convolution %[[X]], %[[W]] {dilation = array<i64: 1>, groups = 4 : i64, padding = array<i64: 2, 1>, stride = array<i64: 1>}
+// CHECK: poptorch.convolution %[[X]], %[[P]] {dilation = array<i64: 1, 1>, padding = array<i64: 0, 0>, stride = array<i64: 1, 1>}
+func.func @convolution_of_zero_padded(%x: tensor<2x4x8x8xf32>, %w: tensor<4x1x3x3xf32>, %p: tensor<8x4x1x1xf32>) -> (tensor<2x4x10x8xf32>, tensor<2x8x8x8xf32>) {
+  %zero = poptorch.constant dense<0.0> : tensor<f32> : tensor<f32>
+  %0 = poptorch.pad %x value %zero {mode = "constant", pad = array<i64: 0, 0, 1, 1>} : (tensor<2x4x8x8xf32>, tensor<f32>) -> tensor<2x4x10x8xf32>
+  %1 = poptorch.convolution %0, %w {dilation = array<i64: 1>, groups = 4 : i64, padding = array<i64: 1>, stride = array<i64: 1>} : (tensor<2x4x10x8xf32>, tensor<4x1x3x3xf32>) -> tensor<2x4x10x8xf32>
+  %2 = poptorch.pad %x value %zero {mode = "constant", pad = array<i64: 0, 0, 0, 0>} : (tensor<2x4x8x8xf32>, tensor<f32>) -> tensor<2x4x8x8xf32>
+  %3 = poptorch.convolution %2, %p {dilation = array<i64: 1, 1>, padding = array<i64: 0, 0>, stride = array<i64: 1, 1>} : (tensor<2x4x8x8xf32>, tensor<8x4x1x1xf32>) -> tensor<2x8x8x8xf32>
+  return %1, %3 : tensor<2x4x10x8xf32>, tensor<2x8x8x8xf32>
+}
+
+// -----
+
+// Pads the convolution cannot take stay: one side only (stride-2 "same"
+// padding), another value, -0.0 (the convolution pads with +0.0), the
+// channels, a transposed convolution.
+// CHECK-LABEL: func.func @convolution_of_other_pads
+// CHECK-COUNT-5: poptorch.pad
+func.func @convolution_of_other_pads(%x: tensor<2x4x8x8xf32>, %w: tensor<4x4x3x3xf32>, %wc: tensor<4x6x3x3xf32>) -> (tensor<2x4x4x4xf32>, tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>, tensor<2x4x6x6xf32>, tensor<2x4x12x12xf32>) {
+  %zero = poptorch.constant dense<0.0> : tensor<f32> : tensor<f32>
+  %one = poptorch.constant dense<1.0> : tensor<f32> : tensor<f32>
+  %neg = poptorch.constant dense<-0.0> : tensor<f32> : tensor<f32>
+  %0 = poptorch.pad %x value %zero {mode = "constant", pad = array<i64: 0, 1, 0, 1>} : (tensor<2x4x8x8xf32>, tensor<f32>) -> tensor<2x4x9x9xf32>
+  %1 = poptorch.convolution %0, %w {dilation = array<i64: 1, 1>, padding = array<i64: 0, 0>, stride = array<i64: 2, 2>} : (tensor<2x4x9x9xf32>, tensor<4x4x3x3xf32>) -> tensor<2x4x4x4xf32>
+  %2 = poptorch.pad %x value %one {mode = "constant", pad = array<i64: 1, 1, 1, 1>} : (tensor<2x4x8x8xf32>, tensor<f32>) -> tensor<2x4x10x10xf32>
+  %3 = poptorch.convolution %2, %w {dilation = array<i64: 1, 1>, padding = array<i64: 0, 0>, stride = array<i64: 1, 1>} : (tensor<2x4x10x10xf32>, tensor<4x4x3x3xf32>) -> tensor<2x4x8x8xf32>
+  %4 = poptorch.pad %x value %neg {mode = "constant", pad = array<i64: 1, 1, 1, 1>} : (tensor<2x4x8x8xf32>, tensor<f32>) -> tensor<2x4x10x10xf32>
+  %5 = poptorch.convolution %4, %w {dilation = array<i64: 1, 1>, padding = array<i64: 0, 0>, stride = array<i64: 1, 1>} : (tensor<2x4x10x10xf32>, tensor<4x4x3x3xf32>) -> tensor<2x4x8x8xf32>
+  %6 = poptorch.pad %x value %zero {mode = "constant", pad = array<i64: 0, 0, 0, 0, 1, 1>} : (tensor<2x4x8x8xf32>, tensor<f32>) -> tensor<2x6x8x8xf32>
+  %7 = poptorch.convolution %6, %wc {dilation = array<i64: 1, 1>, padding = array<i64: 0, 0>, stride = array<i64: 1, 1>} : (tensor<2x6x8x8xf32>, tensor<4x6x3x3xf32>) -> tensor<2x4x6x6xf32>
+  %8 = poptorch.pad %x value %zero {mode = "constant", pad = array<i64: 1, 1, 1, 1>} : (tensor<2x4x8x8xf32>, tensor<f32>) -> tensor<2x4x10x10xf32>
+  %9 = poptorch.convolution %8, %w {dilation = array<i64: 1, 1>, padding = array<i64: 0, 0>, stride = array<i64: 1, 1>, transposed = true, output_padding = array<i64: 0, 0>} : (tensor<2x4x10x10xf32>, tensor<4x4x3x3xf32>) -> tensor<2x4x12x12xf32>
+  return %1, %3, %5, %7, %9 : tensor<2x4x4x4xf32>, tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>, tensor<2x4x6x6xf32>, tensor<2x4x12x12xf32>
+}

@@ -4,7 +4,8 @@
 // expand -> linalg.broadcast, slice/select -> tensor.extract_slice,
 // cat -> tensor.insert_slice chain, embedding -> linalg.generic with
 // tensor.extract.
-// flip, roll, tile, pad, triangle, diagonal, diag_embed, unfold,
+// Constant padding -> a fill with the input inserted into its interior.
+// flip, roll, tile, other pads, triangle, diagonal, diag_embed, unfold,
 // channel_shuffle and im2col are gathers: one linalg.generic over the result
 // whose body computes the source position from the loop indices and reads it
 // with tensor.extract (positions outside the input give zero where the op
@@ -442,16 +443,50 @@ Value GatherLowering<Im2colOp>::source(Im2colOp op, IndexMath &m,
   return m.land(m.inRange(y, H), m.inRange(x, W));
 }
 
+/// Constant padding by non-negative amounts of a float or (8-bit or wider)
+/// integer tensor: the input copied into the interior of a filled tensor
+/// (padTrailing), the form the convolution and pool lowerings give their own
+/// padding. An elementwise producer then writes into the interior, and
+/// poptorch-split-padding can split the windows that read it, where a gather
+/// (GatherLowering<PadOp>, for the other pads) is a pass of its own.
+struct ConstantPadLowering : public OpConversionPattern<PadOp> {
+  ConstantPadLowering(MLIRContext *ctx)
+      : OpConversionPattern<PadOp>(ctx, /*benefit=*/2) {}
+  LogicalResult
+  matchAndRewrite(PadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ArrayRef<int64_t> pad = op.getPad();
+    Type elem = op.getType().getElementType();
+    if (op.getMode() != "constant" ||
+        llvm::any_of(pad, [](int64_t p) { return p < 0; }) ||
+        !(isa<FloatType>(elem) ||
+          (elem.isInteger() && elem.getIntOrFloatBitWidth() >= 8)))
+      return rewriter.notifyMatchFailure(op, "left to the gather");
+    // `pad` runs from the last dim backwards; padTrailing's from the first
+    // padded dim forwards.
+    size_t n = pad.size() / 2;
+    SmallVector<int64_t> lo(n), hi(n);
+    for (size_t k = 0; k < n; ++k) {
+      lo[n - 1 - k] = pad[2 * k];
+      hi[n - 1 - k] = pad[2 * k + 1];
+    }
+    Value fill = tensor::ExtractOp::create(rewriter, op.getLoc(),
+                                           adaptor.getValue(), ValueRange{});
+    rewriter.replaceOp(op, padTrailing(rewriter, op.getLoc(),
+                                       adaptor.getInput(), lo, hi, fill));
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::poptorch::populateDataMovementPatterns(RewritePatternSet &patterns) {
-  patterns
-      .add<ReshapeLowering, PermuteLowering, TransposeLowering, ExpandLowering,
-           SliceLowering, SliceInsertLowering, SelectLowering, CatLowering,
-           EmbeddingLowering, GatherLowering<FlipOp>, GatherLowering<RollOp>,
-           GatherLowering<TileOp>, GatherLowering<PadOp>,
-           GatherLowering<TriangleOp>, GatherLowering<DiagonalOp>,
-           GatherLowering<DiagEmbedOp>, GatherLowering<UnfoldOp>,
-           GatherLowering<ChannelShuffleOp>, GatherLowering<Im2colOp>>(
-          patterns.getContext());
+  patterns.add<
+      ReshapeLowering, PermuteLowering, TransposeLowering, ExpandLowering,
+      SliceLowering, SliceInsertLowering, SelectLowering, CatLowering,
+      EmbeddingLowering, GatherLowering<FlipOp>, GatherLowering<RollOp>,
+      GatherLowering<TileOp>, GatherLowering<PadOp>, GatherLowering<TriangleOp>,
+      GatherLowering<DiagonalOp>, GatherLowering<DiagEmbedOp>,
+      GatherLowering<UnfoldOp>, GatherLowering<ChannelShuffleOp>,
+      GatherLowering<Im2colOp>, ConstantPadLowering>(patterns.getContext());
 }

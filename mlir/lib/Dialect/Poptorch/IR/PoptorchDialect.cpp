@@ -539,6 +539,15 @@ LogicalResult TileOp::verify() {
   return verifySameElementType(*this, getInput(), getResult());
 }
 
+OpFoldResult PadOp::fold(FoldAdaptor) {
+  // No padding in any mode is the input itself (HF's TF-style "same"
+  // padding pads every 1x1 convolution's input by zeros).
+  if (getInput().getType() == getType() &&
+      llvm::all_of(getPad(), [](int64_t p) { return p == 0; }))
+    return getInput();
+  return {};
+}
+
 LogicalResult PadOp::verify() {
   auto in = rtt(getInput()).getShape(), out = getType().getShape();
   auto pad = getPad();

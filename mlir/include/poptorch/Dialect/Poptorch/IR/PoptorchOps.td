@@ -649,6 +649,7 @@ def Poptorch_PadOp : Poptorch_Op<"pad", [Pure]> {
   let assemblyFormat = [{
     $input (`value` $value^)? attr-dict `:` functional-type(operands, results)
   }];
+  let hasFolder = 1;
   let hasVerifier = 1;
 }
 
