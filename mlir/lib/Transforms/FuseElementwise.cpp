@@ -124,6 +124,25 @@ static bool shouldFuse(OpOperand *operand) {
   return producer->hasOneUse();
 }
 
+/// Whether the slice `op` (an extract_slice or insert_slice of a tensor of
+/// the same rank) spans each of `groups` contiguously: unit strides, and
+/// every dim of a group but its first whole, so that the group collapses
+/// into one dim of the sliced tensor.
+template <typename SliceOp>
+static bool keepsGroupsContiguous(SliceOp op,
+                                  ArrayRef<ReassociationIndices> groups) {
+  RankedTensorType full = op.getSourceType(), part = op.getResultType();
+  if constexpr (std::is_same_v<SliceOp, tensor::InsertSliceOp>)
+    std::swap(full, part);
+  if (full.getRank() != part.getRank() || !op.hasUnitStride())
+    return false;
+  for (const ReassociationIndices &group : groups)
+    for (int64_t d : llvm::drop_begin(group))
+      if (part.getDimSize(d) != full.getDimSize(d))
+        return false;
+  return true;
+}
+
 /// Whether `operand` is a contraction's result (its only use) expanded for an
 /// all-parallel generic whose other inputs do not vary along the expanded
 /// dims: a linear layer's bias and activation on a 3-D input, (B * S, N)
@@ -155,11 +174,35 @@ static bool isExpandedContractionResult(OpOperand *operand) {
       if (auto dim = dyn_cast<AffineDimExpr>(map.getResult(d)))
         expandedLoops.insert(dim.getPosition());
   }
-  return llvm::none_of(consumer.getDpsInputOperands(), [&](OpOperand *in) {
-    return in != operand && llvm::any_of(expandedLoops, [&](unsigned loop) {
-             return consumer.getMatchingIndexingMap(in).isFunctionOfDim(loop);
-           });
-  });
+  if (!llvm::none_of(consumer.getDpsInputOperands(), [&](OpOperand *in) {
+        return in != operand && llvm::any_of(expandedLoops, [&](unsigned loop) {
+                 return consumer.getMatchingIndexingMap(in).isFunctionOfDim(
+                     loop);
+               });
+      }))
+    return false;
+  // Collapsed, a generic that writes into the interior of a larger tensor
+  // (a padded input, as a batch norm and ReLU before a convolution do) would
+  // compute into a temporary and make a strided copy of it, unless each
+  // group of expanded dims stays contiguous in what it writes. That is
+  // checked where the generic writes in the result's own order; another
+  // order (channels-last for the next convolution) is not collapsed.
+  if (consumer.getNumDpsInits() != 1)
+    return false;
+  bool sameOrder =
+      consumer.getMatchingIndexingMap(operand) ==
+      consumer.getMatchingIndexingMap(consumer.getDpsInitOperand(0));
+  auto groups = expand.getReassociationIndices();
+  if (auto slice = consumer.getDpsInitOperand(0)
+                       ->get()
+                       .getDefiningOp<tensor::ExtractSliceOp>();
+      slice && !(sameOrder && keepsGroupsContiguous(slice, groups)))
+    return false;
+  for (Operation *user : consumer->getUsers())
+    if (auto insert = dyn_cast<tensor::InsertSliceOp>(user);
+        insert && !(sameOrder && keepsGroupsContiguous(insert, groups)))
+      return false;
+  return true;
 }
 
 namespace {

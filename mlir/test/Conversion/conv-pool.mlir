@@ -237,25 +237,30 @@ func.func @depthwise_bias(%x: tensor<1x3x5x5xf32>, %w: tensor<3x1x2x2xf32>, %b: 
 
 // -----
 
-// A 1x1 stride-1 convolution is a matmul per image, computed into the image's
-// plane of the (N, F, H*W) result: no im2col copy, no column padding (7x7 =
-// 49 columns stay 49) and no transpose of the result.
+// A 1x1 stride-1 convolution is one contraction of the weight with every
+// image's (C, H*W) plane into the (N, F, H*W) result: no im2col copy, no
+// column padding (7x7 = 49 columns stay 49) and no transpose of the result.
+// One image is a plain matmul.
+// CHECK-DAG: #[[W_MAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
+// CHECK-DAG: #[[X_MAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
+// CHECK-DAG: #[[R_MAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 // CHECK-LABEL: func.func @pointwise
 // CHECK-DAG: %[[W:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0], [1, 2, 3]] : tensor<6x4x1x1xf32> into tensor<6x4xf32>
 // CHECK-DAG: %[[X:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0], [1], [2, 3]] : tensor<2x4x3x5xf32> into tensor<2x4x15xf32>
-// CHECK: %[[R:.*]] = scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<2x6x15xf32>)
-// CHECK-NEXT: %[[IMG:.*]] = tensor.extract_slice %[[X]][%[[I]], 0, 0] [1, 4, 15] [1, 1, 1] : tensor<2x4x15xf32> to tensor<4x15xf32>
-// CHECK-NEXT: %[[PLANE:.*]] = tensor.extract_slice %[[ACC]][%[[I]], 0, 0] [1, 6, 15] [1, 1, 1] : tensor<2x6x15xf32> to tensor<6x15xf32>
-// CHECK-NEXT: %[[B:.*]] = linalg.broadcast ins(%{{.*}} : tensor<6xf32>) outs(%[[PLANE]] : tensor<6x15xf32>) dimensions = [1]
-// CHECK-NEXT: %[[MM:.*]] = linalg.matmul ins(%[[W]], %[[IMG]] : tensor<6x4xf32>, tensor<4x15xf32>) outs(%[[B]] : tensor<6x15xf32>)
-// CHECK-NEXT: %[[INS:.*]] = tensor.insert_slice %[[MM]] into %[[ACC]][%[[I]], 0, 0] [1, 6, 15] [1, 1, 1]
-// CHECK-NEXT: scf.yield %[[INS]]
+// CHECK: %[[B:.*]] = linalg.broadcast ins(%{{.*}} : tensor<6xf32>) outs(%{{.*}} : tensor<2x6x15xf32>) dimensions = [0, 2]
+// CHECK: %[[R:.*]] = linalg.generic {indexing_maps = [#[[W_MAP]], #[[X_MAP]], #[[R_MAP]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[W]], %[[X]] : tensor<6x4xf32>, tensor<2x4x15xf32>) outs(%[[B]] : tensor<2x6x15xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf
 // CHECK: tensor.expand_shape %[[R]] {{\[\[}}0], [1], [2, 3]] output_shape [2, 6, 3, 5]
 // CHECK-NOT: linalg.transpose
 // CHECK-LABEL: func.func @pointwise_one_image
-// CHECK-NOT: tensor.insert_slice
 // CHECK: %[[MM:.*]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<6x4xf32>, tensor<4x49xf32>) outs(%{{.*}} : tensor<6x49xf32>)
 // CHECK-NEXT: tensor.expand_shape %[[MM]] {{\[\[}}0, 1], [2, 3]] output_shape [1, 6, 7, 7]
+// CHECK-LABEL: func.func @pointwise_bf16
+// CHECK: linalg.generic
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK: arith.mulf %{{.*}}, %{{.*}} : f32
 func.func @pointwise(%x: tensor<2x4x3x5xf32>, %w: tensor<6x4x1x1xf32>, %b: tensor<6xf32>) -> tensor<2x6x3x5xf32> {
   %0 = poptorch.convolution %x, %w bias %b {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<2x4x3x5xf32>, tensor<6x4x1x1xf32>, tensor<6xf32>) -> tensor<2x6x3x5xf32>
   return %0 : tensor<2x6x3x5xf32>
@@ -263,6 +268,10 @@ func.func @pointwise(%x: tensor<2x4x3x5xf32>, %w: tensor<6x4x1x1xf32>, %b: tenso
 func.func @pointwise_one_image(%x: tensor<1x4x7x7xf32>, %w: tensor<6x4x1x1xf32>) -> tensor<1x6x7x7xf32> {
   %0 = poptorch.convolution %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x4x7x7xf32>, tensor<6x4x1x1xf32>) -> tensor<1x6x7x7xf32>
   return %0 : tensor<1x6x7x7xf32>
+}
+func.func @pointwise_bf16(%x: tensor<2x4x3x5xbf16>, %w: tensor<6x4x1x1xbf16>) -> tensor<2x6x3x5xbf16> {
+  %0 = poptorch.convolution %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<2x4x3x5xbf16>, tensor<6x4x1x1xbf16>) -> tensor<2x6x3x5xbf16>
+  return %0 : tensor<2x6x3x5xbf16>
 }
 
 // -----

@@ -107,6 +107,92 @@ func.func @linear_3d_residual(%x: tensor<2x64x256xf32>, %w: tensor<256x256xf32>,
 
 // -----
 
+// The generic's result is written into the interior of a padded tensor,
+// rows of 64 into rows of 66: collapsed, it would be computed into a
+// temporary and copied with a stride, so it keeps its loops. Written whole
+// along the expanded dims (a concatenation along the last), it collapses.
+// CHECK-LABEL: func.func @linear_3d_into_padded
+// CHECK: %[[M:.+]] = linalg.matmul
+// CHECK: %[[M3:.+]] = tensor.expand_shape %[[M]]
+// CHECK: %[[R:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg2, %[[M3]] : tensor<512xf32>, tensor<2x64x512xf32>)
+// CHECK: tensor.insert_slice %[[R]] into %{{.*}}[0, 1, 0] [2, 64, 512] [1, 1, 1]
+// CHECK-LABEL: func.func @linear_3d_into_concatenation
+// CHECK: %[[M:.+]] = linalg.matmul
+// CHECK: %[[R:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]} ins(%arg2, %[[M]] : tensor<512xf32>, tensor<128x512xf32>)
+// CHECK: %[[R3:.+]] = tensor.expand_shape %[[R]]
+// CHECK: tensor.insert_slice %[[R3]] into %{{.*}}[0, 0, 0] [2, 64, 512] [1, 1, 1]
+func.func @linear_3d_into_padded(%x: tensor<2x64x256xf32>, %w: tensor<256x512xf32>, %b: tensor<512xf32>) -> tensor<2x66x512xf32> {
+  %cst = arith.constant 0.0 : f32
+  %c = tensor.collapse_shape %x [[0, 1], [2]] : tensor<2x64x256xf32> into tensor<128x256xf32>
+  %e = tensor.empty() : tensor<128x512xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<128x512xf32>) -> tensor<128x512xf32>
+  %m = linalg.matmul ins(%c, %w : tensor<128x256xf32>, tensor<256x512xf32>) outs(%f : tensor<128x512xf32>) -> tensor<128x512xf32>
+  %m3 = tensor.expand_shape %m [[0, 1], [2]] output_shape [2, 64, 512] : tensor<128x512xf32> into tensor<2x64x512xf32>
+  %e3 = tensor.empty() : tensor<2x64x512xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%b, %m3 : tensor<512xf32>, tensor<2x64x512xf32>) outs(%e3 : tensor<2x64x512xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  } -> tensor<2x64x512xf32>
+  %z = tensor.empty() : tensor<2x66x512xf32>
+  %zf = linalg.fill ins(%cst : f32) outs(%z : tensor<2x66x512xf32>) -> tensor<2x66x512xf32>
+  %i = tensor.insert_slice %r into %zf[0, 1, 0] [2, 64, 512] [1, 1, 1] : tensor<2x64x512xf32> into tensor<2x66x512xf32>
+  return %i : tensor<2x66x512xf32>
+}
+func.func @linear_3d_into_concatenation(%x: tensor<2x64x256xf32>, %w: tensor<256x512xf32>, %b: tensor<512xf32>, %y: tensor<2x64x1024xf32>) -> tensor<2x64x1024xf32> {
+  %cst = arith.constant 0.0 : f32
+  %c = tensor.collapse_shape %x [[0, 1], [2]] : tensor<2x64x256xf32> into tensor<128x256xf32>
+  %e = tensor.empty() : tensor<128x512xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<128x512xf32>) -> tensor<128x512xf32>
+  %m = linalg.matmul ins(%c, %w : tensor<128x256xf32>, tensor<256x512xf32>) outs(%f : tensor<128x512xf32>) -> tensor<128x512xf32>
+  %m3 = tensor.expand_shape %m [[0, 1], [2]] output_shape [2, 64, 512] : tensor<128x512xf32> into tensor<2x64x512xf32>
+  %e3 = tensor.empty() : tensor<2x64x512xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%b, %m3 : tensor<512xf32>, tensor<2x64x512xf32>) outs(%e3 : tensor<2x64x512xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  } -> tensor<2x64x512xf32>
+  %i = tensor.insert_slice %r into %y[0, 0, 0] [2, 64, 512] [1, 1, 1] : tensor<2x64x512xf32> into tensor<2x64x1024xf32>
+  return %i : tensor<2x64x1024xf32>
+}
+
+// -----
+
+// A batch norm and ReLU after a pointwise convolution (a contraction over
+// (n, f, p, c)), written channels-last into the padded input of the next
+// convolution: another order than the result's, so its loops stay (collapsed,
+// the write would be a temporary and a strided copy).
+// CHECK-LABEL: func.func @pointwise_then_channels_last
+// CHECK: %[[C:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+// CHECK: %[[C4:.+]] = tensor.expand_shape %[[C]] {{\[\[}}0], [1], [2, 3]]
+// CHECK: %[[R:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[C4]], %arg2 :
+// CHECK: tensor.insert_slice %[[R]] into %{{.*}}[0, 1, 1, 0] [2, 4, 4, 8] [1, 1, 1, 1]
+func.func @pointwise_then_channels_last(%x: tensor<2x3x16xf32>, %w: tensor<8x3xf32>, %s: tensor<8xf32>) -> tensor<2x6x6x8xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x8x16xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
+  %c = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%w, %x : tensor<8x3xf32>, tensor<2x3x16xf32>) outs(%f : tensor<2x8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %p = arith.mulf %a, %b : f32
+    %q = arith.addf %o, %p : f32
+    linalg.yield %q : f32
+  } -> tensor<2x8x16xf32>
+  %c4 = tensor.expand_shape %c [[0], [1], [2, 3]] output_shape [2, 8, 4, 4] : tensor<2x8x16xf32> into tensor<2x8x4x4xf32>
+  %e4 = tensor.empty() : tensor<2x4x4x8xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d3, d1, d2)>, affine_map<(d0, d1, d2, d3) -> (d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c4, %s : tensor<2x8x4x4xf32>, tensor<8xf32>) outs(%e4 : tensor<2x4x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %p = arith.mulf %a, %b : f32
+    %q = arith.maximumf %p, %cst : f32
+    linalg.yield %q : f32
+  } -> tensor<2x4x4x8xf32>
+  %z = tensor.empty() : tensor<2x6x6x8xf32>
+  %zf = linalg.fill ins(%cst : f32) outs(%z : tensor<2x6x6x8xf32>) -> tensor<2x6x6x8xf32>
+  %i = tensor.insert_slice %r into %zf[0, 1, 1, 0] [2, 4, 4, 8] [1, 1, 1, 1] : tensor<2x4x4x8xf32> into tensor<2x6x6x8xf32>
+  return %i : tensor<2x6x6x8xf32>
+}
+
+// -----
+
 // A gather from a transposed table reads the table at the permuted position:
 // the transpose is not materialized.
 // CHECK-LABEL: func.func @gather_through_transpose

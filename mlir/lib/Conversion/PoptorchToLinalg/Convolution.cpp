@@ -140,13 +140,14 @@ static Value convolve(OpBuilder &b, Location loc, Value input, Value weight,
 }
 
 /// A 1x1 stride-1 convolution (groups 1) of (N, C, H, W) with weight (F, C,
-/// 1, 1) and an optional `bias` (F): a matmul per image, weight (F, C) x
-/// image (C, H*W) -> (F, H*W), written in place into the (N, F, H*W)
-/// result, which is already (N, F, H, W): no im2col copy of the input and
-/// no transpose of the result (at batch 8 both copied every activation of
-/// MobileNetV2's pointwise convolutions). A loop over the images, not one
-/// contraction over (n, f, p, c): the register-blocked matmul kernel of
-/// poptorch-tile-and-vectorize wants the matmul alone.
+/// 1, 1) and an optional `bias` (F): the contraction over (n, f, p, c) of
+/// weight (F, C) and images (N, C, H*W) into (N, F, H*W), which is already
+/// (N, F, H, W): no im2col copy of the input and no transpose of the result
+/// (at batch 8 both copied every activation of MobileNetV2's pointwise
+/// convolutions). poptorch-tile-and-vectorize tiles it as a matmul per image
+/// (n is an outer column dim); as one op rather than a loop of matmuls, it
+/// takes an elementwise consumer (the batch norm after it) into its register
+/// tiles. One image is a plain matmul.
 static Value pointwiseConvolution(OpBuilder &b, Location loc, Value input,
                                   Value weight, Value bias,
                                   RankedTensorType accTy) {
@@ -155,47 +156,46 @@ static Value pointwiseConvolution(OpBuilder &b, Location loc, Value input,
   int64_t c = getTensorType(input).getShape()[1];
   Type elem = accTy.getElementType();
   Value w = reshapeTensor(b, loc, weight, {f, c});
-  auto imageTy =
-      RankedTensorType::get({c, p}, getTensorType(input).getElementType());
-  auto planeTy = RankedTensorType::get({f, p}, elem);
-  // weight x `image` + bias, computed into `plane`.
-  auto matmul = [&](OpBuilder &b, Location loc, Value image, Value plane) {
-    Value init = accumulatorInit(b, loc, bias, plane, {1});
-    return linalg::MatmulOp::create(b, loc, TypeRange{planeTy},
-                                    ValueRange{w, image}, ValueRange{init})
-        .getResult(0);
-  };
-  if (n == 1)
-    return reshapeTensor(b, loc,
-                         matmul(b, loc, reshapeTensor(b, loc, input, {c, p}),
-                                createEmpty(b, loc, planeTy)),
-                         out);
+  if (n == 1) {
+    auto planeTy = RankedTensorType::get({f, p}, elem);
+    Value init =
+        accumulatorInit(b, loc, bias, createEmpty(b, loc, planeTy), {1});
+    Value image = reshapeTensor(b, loc, input, {c, p});
+    Value mm = linalg::MatmulOp::create(b, loc, TypeRange{planeTy},
+                                        ValueRange{w, image}, ValueRange{init})
+                   .getResult(0);
+    return reshapeTensor(b, loc, mm, out);
+  }
   Value x = reshapeTensor(b, loc, input, {n, c, p});
-  Value lb = arith::ConstantIndexOp::create(b, loc, 0),
-        ub = arith::ConstantIndexOp::create(b, loc, n),
-        one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value result =
-      scf::ForOp::create(
-          b, loc, lb, ub, one,
-          ValueRange{
-              createEmpty(b, loc, RankedTensorType::get({n, f, p}, elem))},
-          [&](OpBuilder &b, Location loc, Value i, ValueRange iter) {
-            SmallVector<OpFoldResult> off = {i, b.getIndexAttr(0),
-                                             b.getIndexAttr(0)};
-            SmallVector<OpFoldResult> ones = indexAttrs(b, {1, 1, 1});
-            Value image = tensor::ExtractSliceOp::create(
-                b, loc, imageTy, x, off, indexAttrs(b, {1, c, p}), ones);
-            Value plane = tensor::ExtractSliceOp::create(
-                b, loc, planeTy, iter[0], off, indexAttrs(b, {1, f, p}), ones);
-            Value mm = matmul(b, loc, image, plane);
-            scf::YieldOp::create(
-                b, loc,
-                tensor::InsertSliceOp::create(b, loc, mm, iter[0], off,
-                                              indexAttrs(b, {1, f, p}), ones)
-                    .getResult());
+  MLIRContext *ctx = b.getContext();
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {d(1), d(3)}, ctx),
+                                 AffineMap::get(4, 0, {d(0), d(3), d(2)}, ctx),
+                                 AffineMap::get(4, 0, {d(0), d(1), d(2)}, ctx)};
+  SmallVector<utils::IteratorType> iters(3, utils::IteratorType::parallel);
+  iters.push_back(utils::IteratorType::reduction);
+  Value init = accumulatorInit(
+      b, loc, bias, createEmpty(b, loc, RankedTensorType::get({n, f, p}, elem)),
+      {0, 2});
+  Value r =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{init.getType()}, ValueRange{w, x}, ValueRange{init},
+          maps, iters,
+          [&](OpBuilder &nb, Location nloc, ValueRange args) {
+            // Narrower operands (f16/bf16) extend into the accumulator.
+            auto extend = [&](Value v) -> Value {
+              if (v.getType() == elem)
+                return v;
+              if (isa<FloatType>(elem))
+                return arith::ExtFOp::create(nb, nloc, elem, v);
+              return arith::ExtSIOp::create(nb, nloc, elem, v);
+            };
+            linalg::YieldOp::create(nb, nloc,
+                                    multiplyAdd(nb, nloc, extend(args[0]),
+                                                extend(args[1]), args[2]));
           })
           .getResult(0);
-  return reshapeTensor(b, loc, result, out);
+  return reshapeTensor(b, loc, r, out);
 }
 
 /// A 2-D convolution (groups 1) of an already padded input (N, C, Hp, Wp)
