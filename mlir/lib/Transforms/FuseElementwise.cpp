@@ -13,7 +13,8 @@
 // whose matmul runs on the input's rows collapsed), and nothing else along
 // the expanded dims, has its loops collapsed to the contraction's, so that it
 // reads the result as it is: the tiling pass then computes it on the
-// accumulator still in registers.
+// accumulator still in registers. Not when it writes into part of a larger
+// tensor (a padded input) in a way the collapse would not keep contiguous.
 //
 // Element reads (`tensor.extract`) from a transposed tensor read the
 // transpose's input instead, so a gather never materializes a transpose; a
