@@ -183,12 +183,8 @@ static Value pointwiseConvolution(OpBuilder &b, Location loc, Value input,
           maps, iters,
           [&](OpBuilder &nb, Location nloc, ValueRange args) {
             // Narrower operands (f16/bf16) extend into the accumulator.
-            auto extend = [&](Value v) -> Value {
-              if (v.getType() == elem)
-                return v;
-              if (isa<FloatType>(elem))
-                return arith::ExtFOp::create(nb, nloc, elem, v);
-              return arith::ExtSIOp::create(nb, nloc, elem, v);
+            auto extend = [&](Value v) {
+              return convertScalar(nb, nloc, v, elem, false, false);
             };
             linalg::YieldOp::create(nb, nloc,
                                     multiplyAdd(nb, nloc, extend(args[0]),
