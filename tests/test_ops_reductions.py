@@ -76,6 +76,22 @@ def test_mean(dtype, shape, dim):
     check(lambda x: x.mean() if dim is None else x.mean(dim, keepdim=True), x)
 
 
+@pytest.mark.parametrize("channels,height,width", [(768, 7, 7), (40, 5, 3), (33, 16, 16)])
+def test_pooling_over_pixels_of_mixed_layouts(channels, height, width):
+    """A global average pool (and max) of a sum of an (N, C, H, W) tensor and
+    a channels-last one scaled per channel (ConvNeXt's last residual): the
+    reduced tiles read one operand transposed."""
+    x = sample((2, channels, height, width), torch.float32)
+    y = sample((2, height, width, channels), torch.float32)
+    scale = sample((channels,), torch.float32)
+
+    def pool(x, y, scale):
+        z = x + (y * scale).permute(0, 3, 1, 2)
+        return z.mean((-2, -1)), z.amax((-2, -1)), z.sum((0, 2, 3))
+
+    check(pool, x, y, scale, atol=1e-4, rtol=1e-4)  # sums of up to 512 in another order
+
+
 @dtypes(INT_DTYPES, [torch.bool])
 def test_mean_dtype(dtype):
     x = sample((3, 4), dtype)

@@ -633,3 +633,55 @@ func.func @long_row_max(%x: tensor<4x50257xf32>) -> tensor<4xf32> {
     }
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// A mean over 7 x 7 pixels of several channels (an (N, C, H, W) global
+// average pool, 32 channels per tile): each channel's rows are added
+// elementwise and summed once; the reduced dims are not flattened into a
+// 49-wide vector row by row.
+// CHECK-LABEL: func.func @pixel_sum_per_channel
+// CHECK: vector.transfer_read {{.*}} : tensor<32x7x7xf32>, vector<32x7x7xf32>
+// CHECK-NOT: vector<49xf32>
+// CHECK: arith.addf {{.*}} : vector<7xf32>
+// CHECK: vector.reduction <add>, %{{.*}} : vector<7xf32> into f32
+// CHECK-NOT: vector<49xf32>
+// CHECK: return
+func.func @pixel_sum_per_channel(%x: tensor<32x7x7xf32>) -> tensor<32xf32> {
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<32xf32>
+  %init = linalg.fill ins(%c0 : f32) outs(%e : tensor<32xf32>) -> tensor<32xf32>
+  %r = linalg.reduce ins(%x : tensor<32x7x7xf32>) outs(%init : tensor<32xf32>) dimensions = [1, 2]
+    (%in: f32, %acc: f32) {
+      %s = arith.addf %in, %acc : f32
+      linalg.yield %s : f32
+    }
+  return %r : tensor<32xf32>
+}
+
+// -----
+
+// The same pooling of a sum with a channels-last operand (ConvNeXt's last
+// residual: (C, H, W) + (H, W, C)) and a per-channel scale: a tile of several
+// channels would be transposed in registers element by element (32 x 7 x 7
+// of them), so the tile is one channel, its channels-last pixels 49 strided
+// elements.
+// CHECK-LABEL: func.func @pixel_sum_mixed_layouts
+// CHECK: scf.for %{{.*}} = %c0 to %c32 step %c1
+// CHECK-DAG: vector.transfer_read {{.*}} : tensor<32x7x7xf32>, vector<1x7x7xf32>
+// CHECK-DAG: vector.transfer_read {{.*}} : tensor<7x7x32xf32>, vector<1x7x7xf32>
+// CHECK-NOT: vector<32x7x7xf32>
+// CHECK: return
+func.func @pixel_sum_mixed_layouts(%x: tensor<32x7x7xf32>, %y: tensor<7x7x32xf32>, %s: tensor<32xf32>) -> tensor<32xf32> {
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<32xf32>
+  %init = linalg.fill ins(%c0 : f32) outs(%e : tensor<32xf32>) -> tensor<32xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2, d0)>, affine_map<(d0, d1, d2) -> (d0)>, affine_map<(d0, d1, d2) -> (d0)>], iterator_types = ["parallel", "reduction", "reduction"]} ins(%x, %y, %s : tensor<32x7x7xf32>, tensor<7x7x32xf32>, tensor<32xf32>) outs(%init : tensor<32xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32, %acc: f32):
+    %m = arith.mulf %b, %c : f32
+    %t = arith.addf %a, %m : f32
+    %u = arith.addf %t, %acc : f32
+    linalg.yield %u : f32
+  } -> tensor<32xf32>
+  return %r : tensor<32xf32>
+}
