@@ -177,7 +177,8 @@ mlir::poptorch::getCompilePipelineStages() {
        // The deallocation pipeline canonicalizes before and after its
        // passes: another canonicalize on each side changed nothing (BERT's
        // module came out byte for byte the same) and cost 10% of the stage.
-       "buffer-deallocation-pipeline, poptorch-verify-readonly-arguments)"},
+       "buffer-deallocation-pipeline, poptorch-buffer-live-ranges, "
+       "poptorch-verify-readonly-arguments)"},
       // convert-math-to-libm unrolls vector math ops without an LLVM
       // intrinsic (asinh, erfc, f64 erf, ...) into vector ops: it runs before
       // convert-vector-to-llvm.

@@ -323,11 +323,19 @@ struct OverlapStagesPass
   void visit(Block &block) {
     SmallVector<func::CallOp> group;
     llvm::SmallDenseSet<Value> buffers; // the group's buffers
+    // Deallocations of the group's buffers, moved after its awaits.
+    SmallVector<Operation *> deferred;
     auto flush = [&] {
+      Operation *last = group.empty() ? nullptr : group.back().getOperation();
       if (group.size() > 1)
-        overlap(group);
+        last = overlap(group);
+      for (Operation *dealloc : deferred) {
+        dealloc->moveAfter(last);
+        last = dealloc;
+      }
       group.clear();
       buffers.clear();
+      deferred.clear();
     };
     for (Operation &op : llvm::make_early_inc_range(block)) {
       if (isStageCall(op)) {
@@ -342,18 +350,26 @@ struct OverlapStagesPass
         buffers.insert(mine.begin(), mine.end());
         continue;
       }
-      // Views and allocations may sit between the calls of a group; any
-      // other effect (a copy, a deallocation) waits for the group first.
+      // Views and allocations may sit between the calls of a group, and
+      // deallocations (poptorch-buffer-live-ranges frees each buffer after
+      // its last use): those of the group's buffers move after its awaits.
+      // Any other effect (a copy) waits for the group first.
       if (op.getNumRegions() == 0 && op.getNumResults() > 0 &&
           (isMemoryEffectFree(&op) || isa<memref::AllocOp>(op)))
         continue;
+      if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
+        if (buffers.contains(rootOf(dealloc.getMemref())))
+          deferred.push_back(dealloc);
+        continue;
+      }
       flush();
     }
     flush();
   }
 
   /// All calls but the last become tasks; the last runs here; then wait.
-  void overlap(MutableArrayRef<func::CallOp> group) {
+  /// Returns the last await.
+  Operation *overlap(MutableArrayRef<func::CallOp> group) {
     SmallVector<Value> tokens;
     for (func::CallOp call : group.drop_back()) {
       OpBuilder b(call);
@@ -369,8 +385,10 @@ struct OverlapStagesPass
     }
     OpBuilder b(group.back()->getBlock(),
                 std::next(group.back()->getIterator()));
+    Operation *last = group.back();
     for (Value token : tokens)
-      async::AwaitOp::create(b, group.back().getLoc(), token);
+      last = async::AwaitOp::create(b, group.back().getLoc(), token);
+    return last;
   }
 };
 

@@ -291,6 +291,28 @@ def PoptorchReturnAllocations
   let dependentDialects = ["memref::MemRefDialect"];
 }
 
+def PoptorchBufferLiveRanges : Pass<"poptorch-buffer-live-ranges"> {
+  let summary = "Allocate each buffer at its first use, free it after its last, compute results in place";
+  let description = [{
+    After the deallocation pipeline, which frees a buffer at the end of the
+    block that allocates it: in every block, each `memref.alloc` moves down
+    to just before the first op that uses the buffer, and each unconditional
+    `memref.dealloc` of a buffer allocated in the same block moves up to just
+    after the last op that uses the buffer or any value that may alias it
+    (views, results and region arguments of the ops it is passed to). A
+    buffer whose address escapes (returned, or taken as an integer) keeps its
+    deallocation. The buffer pool then reuses freed buffers within one call,
+    and a program holds at once only the buffers that are live, not all of
+    them.
+
+    Before that, a buffer allocated only to be copied into a result buffer of
+    a public function (an argument without `poptorch.role` that nothing else
+    uses: a training step's new weights and optimizer state) and not used
+    after the copy is replaced by the result buffer, and the copy removed.
+  }];
+  let dependentDialects = ["memref::MemRefDialect"];
+}
+
 def PoptorchVerifyReadonlyArguments
     : Pass<"poptorch-verify-readonly-arguments", "ModuleOp"> {
   let summary = "Reject a bufferized program that writes memory its caller owns";
