@@ -5,7 +5,8 @@
 // threshold was a fresh mmap: each call paid a page fault and a page clear per
 // 4 KiB and an munmap on free (ResNet-18 and MobileNet at batch 8 spent more
 // than a third of their time in the kernel doing that). The pool keeps freed
-// large buffers, keyed by their rounded size, and hands them out again.
+// large buffers, keyed by their rounded size, and hands out the smallest one
+// that fits (up to half as large again as asked).
 //
 // Every block carries a small header in front of the returned pointer: its
 // size class (0 for a small block that goes straight back to free()) and the
