@@ -148,14 +148,11 @@ struct UnrollLeadingParallelDim
     int64_t rank = type.getRank();
     if (op.isMasked() || rank < 3 || type.isScalable() || op.isReducedDim(0))
       return failure();
-    bool middleReduced = false;
-    for (int64_t d = 1; d + 1 < rank; ++d)
-      middleReduced |= op.isReducedDim(d);
-    if (!middleReduced)
-      return failure();
     SmallVector<bool> rest;
     for (int64_t d = 1; d < rank; ++d)
       rest.push_back(op.isReducedDim(d));
+    if (!llvm::is_contained(ArrayRef<bool>(rest).drop_back(), true))
+      return failure(); // no middle dim reduced
     Location loc = op.getLoc();
     Value result = op.getAcc();
     for (int64_t i = 0; i < type.getDimSize(0); ++i) {
