@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -151,6 +153,94 @@ def test_conv2d_channels_last(case):
     assert stages["decompose"].count("poptorch.permuted = array<i64: 2, 3, 1, 0>") == 2
     w = torch.randn(cout, cin, *((kernel,) * 2 if isinstance(kernel, int) else kernel))
     check(lambda x, w: F.conv2d(x, w, **kwargs), x, w, atol=1e-4, rtol=1e-4)
+
+
+class _Bottleneck(torch.nn.Module):
+    """A ResNet bottleneck (1x1, 3x3, 1x1 with batch norms and ReLUs) with a 1x1
+    projection shortcut, twice, and a global average pool: every convolution runs
+    channels-last."""
+
+    def __init__(self, stride: int) -> None:
+        super().__init__()
+
+        def block(cin, stride):
+            return torch.nn.ModuleDict(dict(
+                body=torch.nn.Sequential(
+                    torch.nn.Conv2d(cin, 16, 1, bias=False), torch.nn.BatchNorm2d(16),
+                    torch.nn.ReLU(), torch.nn.Conv2d(16, 16, 3, stride, 1, bias=False),
+                    torch.nn.BatchNorm2d(16), torch.nn.ReLU(),
+                    torch.nn.Conv2d(16, 64, 1, bias=False), torch.nn.BatchNorm2d(64)),
+                shortcut=torch.nn.Sequential(
+                    torch.nn.Conv2d(cin, 64, 1, stride, bias=False), torch.nn.BatchNorm2d(64))
+                if stride > 1 or cin != 64 else torch.nn.Identity()))
+        self.blocks = torch.nn.ModuleList([block(32, stride), block(64, 1)])
+        for m in self.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                torch.nn.init.uniform_(m.running_mean, -0.5, 0.5)
+                torch.nn.init.uniform_(m.running_var, 0.5, 2.0)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for b in self.blocks:
+            x = torch.relu(b["body"](x) + b["shortcut"](x))
+        return x.mean((2, 3))
+
+
+class _InvertedResidual(torch.nn.Module):
+    """A 3x3 stem, a MobileNetV2 inverted residual (1x1 expansion, 3x3 depthwise,
+    1x1 projection, batch norms and ReLU6) twice, and a global average pool: all
+    channels-last."""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+        def block():
+            return torch.nn.Sequential(
+                torch.nn.Conv2d(16, 64, 1, bias=False), torch.nn.BatchNorm2d(64),
+                torch.nn.ReLU6(), torch.nn.Conv2d(64, 64, 3, 1, 1, groups=64, bias=False),
+                torch.nn.BatchNorm2d(64), torch.nn.ReLU6(),
+                torch.nn.Conv2d(64, 16, 1, bias=False), torch.nn.BatchNorm2d(16))
+        self.stem = torch.nn.Conv2d(16, 16, 3, padding=1)
+        self.blocks = torch.nn.ModuleList([block(), block()])
+        for m in self.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                torch.nn.init.uniform_(m.running_mean, -0.5, 0.5)
+                torch.nn.init.uniform_(m.running_var, 0.5, 2.0)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.stem(x)
+        for b in self.blocks:
+            x = x + b(x)
+        return x.mean((2, 3))
+
+
+# Between channels-last convolutions the batch norms, activations and residual
+# adds compute channels-last (poptorch-sink-transposes), and so does the pool
+# over the pixels at the end: after the to-linalg stage one layout change is
+# left, the input's to channels-last.
+@pytest.mark.parametrize("model,shape", [
+    (lambda: _Bottleneck(1), (2, 32, 12, 12)),
+    (lambda: _Bottleneck(2), (2, 32, 17, 17)),
+    (_InvertedResidual, (2, 16, 12, 12)),
+], ids=["bottleneck", "bottleneck-stride-2", "inverted-residual"])
+def test_activations_stay_channels_last_between_convolutions(model, shape):
+    torch.manual_seed(0)
+    m = model().eval()
+    x = torch.randn(*shape)
+    pm = poptorch.inferenceModel(m)
+    torch.testing.assert_close(pm(x), m(x), atol=1e-4, rtol=1e-4)
+    assert _layout_changes(dict(pm.executable.stages)["to-linalg"]) == 1
+
+
+def _layout_changes(linalg: str) -> int:
+    """The layout changes of 4-D activations (batch 2) in a to-linalg stage: transposes,
+    and generics that read or write through a permutation other than the identity."""
+    perms = {name for name, dims, exprs in re.findall(
+        r"(#map\d*) = affine_map<\((d0, d1, d2, d3)\) -> \(([^)]*)\)>", linalg)
+        if sorted(exprs.split(", ")) == dims.split(", ") and exprs != dims}
+    generics = [m for m in re.findall(r"linalg\.generic \{indexing_maps = \[([^\]]*)\]"
+                                      r"[^\n]*tensor<2x", linalg)
+                if perms & set(m.split(", "))]
+    return len(generics) + len(re.findall(r"linalg\.transpose ins\(%\w+ : tensor<2x", linalg))
 
 
 # ---------------------------------------------------------------- pooling

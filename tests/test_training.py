@@ -632,6 +632,34 @@ def test_convolution_and_batch_norm_training(nd, groups, stride, padding, dilati
     assert hosted == ({"aten::convolution_backward"} if nd == 3 else set()), hosted
 
 
+class ChannelsLastNet(torch.nn.Module):
+    """Convolutions that run channels-last with the batch norms, activations and
+    residual adds between them computed channels-last too: a bottleneck (1x1, 3x3,
+    1x1 and a 1x1 projection) and an inverted residual (1x1, 3x3 depthwise, 1x1)."""
+
+    def __init__(self):
+        super().__init__()
+        bn = torch.nn.BatchNorm2d
+        self.a = torch.nn.Sequential(torch.nn.Conv2d(8, 16, 1), bn(16), torch.nn.ReLU(),
+                                     torch.nn.Conv2d(16, 16, 3, padding=1), bn(16),
+                                     torch.nn.ReLU(), torch.nn.Conv2d(16, 32, 1), bn(32))
+        self.project = torch.nn.Conv2d(8, 32, 1)
+        self.b = torch.nn.Sequential(torch.nn.Conv2d(32, 32, 1), bn(32), torch.nn.ReLU6(),
+                                     torch.nn.Conv2d(32, 32, 3, padding=1, groups=32), bn(32),
+                                     torch.nn.ReLU6(), torch.nn.Conv2d(32, 32, 1), bn(32))
+        self.head = torch.nn.Linear(32, 3)
+
+    def forward(self, x, target):
+        h = torch.relu(self.a(x) + self.project(x))
+        h = h + self.b(h)
+        return torch.nn.functional.cross_entropy(self.head(h.mean((2, 3))), target)
+
+
+def test_channels_last_convolutions_train():
+    torch.manual_seed(0)
+    train_side_by_side(ChannelsLastNet(), torch.randn(3, 8, 12, 12), torch.tensor([0, 2, 1]))
+
+
 @pytest.mark.parametrize("nd,kernel,stride,padding,dilation,groups,size", [
     (2, 3, 2, 1, 1, 1, (9, 10)),      # ResNet's 3x3 downsampling, odd and even sizes
     (2, 1, 2, 0, 1, 1, (7, 8)),       # its 1x1 shortcut: one phase of four has taps

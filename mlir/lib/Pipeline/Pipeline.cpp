@@ -146,7 +146,8 @@ mlir::poptorch::getCompilePipelineStages() {
        "poptorch-prepack-parameters), poptorch-prepack-stage-parameters)"},
       {"to-linalg",
        "builtin.module(convert-poptorch-to-linalg, canonicalize, cse, "
-       "func.func(poptorch-pack-weights{vector-bits=" +
+       "func.func(poptorch-sink-transposes, "
+       "poptorch-pack-weights{vector-bits=" +
            std::to_string(targetVectorBits()) +
            (targetBF16Dot() ? " bf16-pairs=true" : "") +
            "}, poptorch-fuse-elementwise, poptorch-split-padding), "

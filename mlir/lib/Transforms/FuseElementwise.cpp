@@ -111,6 +111,22 @@ static bool isContractionOperandView(Operation *op) {
          onlyContractionsRead(op->getResult(0));
 }
 
+/// Whether fusing the producer of `operand` would compute a division or a
+/// math function (a batch norm's rsqrt(var + eps) * gamma) once per element
+/// of a consumer that broadcasts the producer's smaller result (over the
+/// pixels of a channels-last image) instead of once per element of its own.
+static bool recomputesPerBroadcast(OpOperand *operand) {
+  auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
+  auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
+  if (!consumer || !producer ||
+      producer.getNumLoops() >= consumer.getNumLoops() ||
+      consumer.getMatchingIndexingMap(operand).isPermutation())
+    return false;
+  return llvm::any_of(producer.getBody()->getOperations(), [](Operation &op) {
+    return isa<arith::DivFOp>(op) || op.getDialect()->getNamespace() == "math";
+  });
+}
+
 /// Fuse (or fold a reshape) across `operand` only when neither side is a
 /// contraction/convolution or a view for one, and only when the producer
 /// has no other user (so fusion never duplicates work).
@@ -120,7 +136,8 @@ static bool shouldFuse(OpOperand *operand) {
       isContractionOrConvolution(operand->getOwner()) ||
       isContractionOperandView(operand->getOwner()))
     return false;
-  if (splitsReduction(operand) || transposesManyInputs(operand))
+  if (splitsReduction(operand) || transposesManyInputs(operand) ||
+      recomputesPerBroadcast(operand))
     return false;
   return producer->hasOneUse();
 }

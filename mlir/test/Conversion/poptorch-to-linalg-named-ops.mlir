@@ -113,7 +113,7 @@ func.func @conv(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf
 // CHECK-DAG: #[[$CH:.*]] = affine_map<(d0, d1, d2, d3) -> (d1)>
 // CHECK-LABEL: func.func @conv_groups
 // CHECK: tensor.extract_slice %{{.*}}[0, 0, 2, 2] [1, 4, 4, 4] [1, 1, 1, 1] : tensor<1x4x6x6xf32> to tensor<1x4x4x4xf32>
-// CHECK: tensor.extract_slice %{{.*}}[0, 0, 2, 2] [4, 1, 1, 1] [1, 1, 1, 1] : tensor<4x1x3x3xf32> to tensor<4xf32>
+// CHECK: tensor.extract_slice %{{.*}}[0, 2, 2] [4, 1, 1] [1, 1, 1] : tensor<4x3x3xf32> to tensor<4xf32>
 // CHECK: linalg.generic {indexing_maps = [#[[$ID4]], #[[$ID4]], #[[$ID4]], #[[$ID4]], #[[$ID4]], #[[$ID4]], #[[$ID4]], #[[$ID4]], #[[$ID4]], #[[$CH]], #[[$CH]], #[[$CH]], #[[$CH]], #[[$CH]], #[[$CH]], #[[$CH]], #[[$CH]], #[[$CH]], #[[$ID4]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
 // CHECK-COUNT-9: arith.mulf
 // CHECK: linalg.yield

@@ -30,15 +30,38 @@ func.func @conv3x3(%x: tensor<1x16x8x8xf32>, %w: tensor<32x16x3x3xf32>) -> tenso
 
 // -----
 
+// Depthwise with channels in no whole blocks of 8 (12): (N, C, H, W),
+// vectorized along the output width.
 // CHECK-LABEL: func.func @depthwise
 // CHECK-NOT: linalg.
-// CHECK: scf.for {{.*}} = %c0 to %c32 step %c1
+// CHECK: scf.for {{.*}} = %c0 to %c12 step %c1
 // CHECK: scf.for {{.*}} = %c0 to %c8 step %c1
 // CHECK-COUNT-9: arith.mulf {{.*}} : vector<1x1x1x8xf32>
-// CHECK: vector.transfer_write {{.*}} : vector<1x1x1x8xf32>, tensor<1x32x8x8xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<1x1x1x8xf32>, tensor<1x12x8x8xf32>
 // CHECK-NOT: linalg.
 // CHECK: return
-func.func @depthwise(%x: tensor<1x32x8x8xf32>, %w: tensor<32x1x3x3xf32>) -> tensor<1x32x8x8xf32> {
+func.func @depthwise(%x: tensor<1x12x8x8xf32>, %w: tensor<12x1x3x3xf32>) -> tensor<1x12x8x8xf32> {
+  %0 = poptorch.convolution %x, %w {stride = array<i64: 1>, padding = array<i64: 1>, dilation = array<i64: 1>, groups = 12 : i64} : (tensor<1x12x8x8xf32>, tensor<12x1x3x3xf32>) -> tensor<1x12x8x8xf32>
+  return %0 : tensor<1x12x8x8xf32>
+}
+
+// -----
+
+// Depthwise with channels in whole blocks of 8 and a window of at most 16
+// taps: channels-last, vectorized along the channels: the input copied
+// into a padded (N, Hp, Wp, C), the weights transposed to (KH, KW, C), one
+// vector of 32 channels per output pixel, nine taps each.
+// CHECK-LABEL: func.func @depthwise_channels_last
+// CHECK-NOT: linalg.
+// CHECK: vector.transfer_write {{.*}} : vector<1x1x1x32xf32>, tensor<1x10x10x32xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<1x1x1x32xf32>, tensor<1x3x3x32xf32>
+// CHECK: scf.for {{.*}} = %c0 to %c8 step %c1
+// CHECK: scf.for {{.*}} = %c0 to %c8 step %c1
+// CHECK-COUNT-9: arith.mulf {{.*}} : vector<1x1x1x32xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<1x1x1x32xf32>, tensor<1x8x8x32xf32>
+// CHECK-NOT: linalg.
+// CHECK: return
+func.func @depthwise_channels_last(%x: tensor<1x32x8x8xf32>, %w: tensor<32x1x3x3xf32>) -> tensor<1x32x8x8xf32> {
   %0 = poptorch.convolution %x, %w {stride = array<i64: 1>, padding = array<i64: 1>, dilation = array<i64: 1>, groups = 32 : i64} : (tensor<1x32x8x8xf32>, tensor<32x1x3x3xf32>) -> tensor<1x32x8x8xf32>
   return %0 : tensor<1x32x8x8xf32>
 }

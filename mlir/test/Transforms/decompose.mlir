@@ -328,17 +328,28 @@ func.func @conv_channels_last_weight(%x: tensor<1x8x16x16xf32>, %w: tensor<16x8x
 
 // -----
 
-// Convolutions that stay im2col + matmul keep their weight: 1x1 kernels,
-// input channels over 8 but not in blocks of 8, small outputs, and grouped
-// ones.
+// Convolutions that stay im2col + matmul keep their weight: 1x1 kernels
+// with output channels in no whole blocks of 16, input channels over 8 but
+// not in blocks of 8, small outputs, and grouped ones.
 // CHECK-LABEL: func.func @conv_im2col_weight
 // CHECK-NOT: poptorch.permute
-func.func @conv_im2col_weight(%x: tensor<1x8x16x16xf32>, %x3: tensor<1x12x16x16xf32>, %s: tensor<1x8x4x4xf32>, %w: tensor<16x8x1x1xf32>, %w3: tensor<16x12x3x3xf32>, %ws: tensor<16x8x3x3xf32>, %wg: tensor<16x4x3x3xf32>) -> (tensor<1x16x16x16xf32>, tensor<1x16x16x16xf32>, tensor<1x16x4x4xf32>, tensor<1x16x16x16xf32>) {
-  %0 = poptorch.convolution %x, %w {stride = array<i64: 1>, padding = array<i64: 0>, dilation = array<i64: 1>} : (tensor<1x8x16x16xf32>, tensor<16x8x1x1xf32>) -> tensor<1x16x16x16xf32>
+func.func @conv_im2col_weight(%x: tensor<1x8x16x16xf32>, %x3: tensor<1x12x16x16xf32>, %s: tensor<1x8x4x4xf32>, %w: tensor<24x8x1x1xf32>, %w3: tensor<16x12x3x3xf32>, %ws: tensor<16x8x3x3xf32>, %wg: tensor<16x4x3x3xf32>) -> (tensor<1x24x16x16xf32>, tensor<1x16x16x16xf32>, tensor<1x16x4x4xf32>, tensor<1x16x16x16xf32>) {
+  %0 = poptorch.convolution %x, %w {stride = array<i64: 1>, padding = array<i64: 0>, dilation = array<i64: 1>} : (tensor<1x8x16x16xf32>, tensor<24x8x1x1xf32>) -> tensor<1x24x16x16xf32>
   %1 = poptorch.convolution %x3, %w3 {stride = array<i64: 1>, padding = array<i64: 1>, dilation = array<i64: 1>} : (tensor<1x12x16x16xf32>, tensor<16x12x3x3xf32>) -> tensor<1x16x16x16xf32>
   %2 = poptorch.convolution %s, %ws {stride = array<i64: 1>, padding = array<i64: 1>, dilation = array<i64: 1>} : (tensor<1x8x4x4xf32>, tensor<16x8x3x3xf32>) -> tensor<1x16x4x4xf32>
   %3 = poptorch.convolution %x, %wg {stride = array<i64: 1>, padding = array<i64: 1>, dilation = array<i64: 1>, groups = 2 : i64} : (tensor<1x8x16x16xf32>, tensor<16x4x3x3xf32>) -> tensor<1x16x16x16xf32>
-  return %0, %1, %2, %3 : tensor<1x16x16x16xf32>, tensor<1x16x16x16xf32>, tensor<1x16x4x4xf32>, tensor<1x16x16x16xf32>
+  return %0, %1, %2, %3 : tensor<1x24x16x16xf32>, tensor<1x16x16x16xf32>, tensor<1x16x4x4xf32>, tensor<1x16x16x16xf32>
+}
+
+// -----
+
+// A pointwise convolution with output channels in whole blocks of 16 runs
+// channels-last: its weight goes through the permutes too.
+// CHECK-LABEL: func.func @conv_pointwise_channels_last_weight
+// CHECK: poptorch.permute %arg1 {dims = array<i64: 2, 3, 1, 0>} : tensor<32x8x1x1xf32> -> tensor<1x1x8x32xf32>
+func.func @conv_pointwise_channels_last_weight(%x: tensor<1x8x16x16xf32>, %w: tensor<32x8x1x1xf32>) -> tensor<1x32x16x16xf32> {
+  %0 = poptorch.convolution %x, %w {stride = array<i64: 1>, padding = array<i64: 0>, dilation = array<i64: 1>} : (tensor<1x8x16x16xf32>, tensor<32x8x1x1xf32>) -> tensor<1x32x16x16xf32>
+  return %0 : tensor<1x32x16x16xf32>
 }
 
 // -----

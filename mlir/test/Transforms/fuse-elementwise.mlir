@@ -486,3 +486,36 @@ func.func @many_inputs_read_transposed(%x0: tensor<1x4x8x8xf32>, %x1: tensor<1x4
   } -> tensor<1x8x8x4xf32>
   return %t, %t2 : tensor<1x8x8x4xf32>, tensor<1x8x8x4xf32>
 }
+
+// -----
+
+// A per-channel producer with a math function (a batch norm's
+// rsqrt(var + eps)) read by a channels-last image through a broadcast is
+// not fused into it: it would compute the rsqrt once per pixel and channel
+// instead of once per channel. The multiply-add after the broadcast fuses.
+// CHECK-LABEL: func.func @per_channel_rsqrt
+// CHECK: %[[S:.*]] = linalg.generic
+// CHECK-SAME: iterator_types = ["parallel"]
+// CHECK: math.rsqrt
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%arg0, %[[S]] : tensor<2x5x16xf32>, tensor<16xf32>)
+// CHECK-NOT: math.rsqrt
+// CHECK: arith.mulf
+// CHECK: return
+func.func @per_channel_rsqrt(%x: tensor<2x5x16xf32>, %var: tensor<16xf32>) -> tensor<2x5x16xf32> {
+  %eps = arith.constant 1.0e-5 : f32
+  %e1 = tensor.empty() : tensor<16xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%var : tensor<16xf32>) outs(%e1 : tensor<16xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %a = arith.addf %v, %eps : f32
+    %r = math.rsqrt %a : f32
+    linalg.yield %r : f32
+  } -> tensor<16xf32>
+  %e = tensor.empty() : tensor<2x5x16xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %s : tensor<2x5x16xf32>, tensor<16xf32>) outs(%e : tensor<2x5x16xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %m = arith.mulf %p, %q : f32
+    linalg.yield %m : f32
+  } -> tensor<2x5x16xf32>
+  return %y : tensor<2x5x16xf32>
+}

@@ -52,6 +52,26 @@ def PoptorchFuseElementwise : Pass<"poptorch-fuse-elementwise", "func::FuncOp"> 
   ];
 }
 
+def PoptorchSinkTransposes : Pass<"poptorch-sink-transposes", "func::FuncOp"> {
+  let summary = "Move transposes below the ops that read them, so those compute in the transposed input's layout";
+  let description = [{
+    A `linalg.transpose` whose every reader can take it moves below them:
+    an all-parallel generic reading it through a permutation computes in the
+    transpose's input layout (loops reordered, result transposed back) when
+    more of its full-size inputs are such transposes than not and its own
+    readers can take the transpose after it; other generics read the
+    transpose's input through the composed indexing map; expand_shape,
+    contiguous collapse_shape and insert_slice into a fresh (filled) tensor
+    apply to the transpose's input; transposes of transposes compose. A
+    convolution net's activations and gradients then stay in the
+    channels-last layout of its convolutions between them. Contractions and
+    convolutions keep their transposed operands.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def PoptorchSplitPadding : Pass<"poptorch-split-padding", "func::FuncOp"> {
   let summary = "Split elementwise reads of padded tensors into unpadded regions";
   let description = [{

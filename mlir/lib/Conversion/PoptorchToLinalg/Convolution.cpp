@@ -10,7 +10,12 @@
 //    group;
 //  * a 2-D convolution that ConvolutionOp::isChannelsLastDirect accepts
 //    runs as linalg.conv_2d_nhwc_hwcf on a channels-last, zero-padded copy
-//    of its input (directNhwcConvolution);
+//    of its input (directNhwcConvolution), a pointwise one over 64 channels
+//    or more as a matmul of the pixels' channels; a depthwise one with
+//    channels in whole blocks of 8 and at most 16 taps runs channels-last
+//    as an elementwise generic vectorized along the channels. The transposes
+//    from and to the model's NCHW around each cancel between consecutive
+//    layers (poptorch-sink-transposes);
 //  * any other regular 1-D or 2-D convolution (groups 1) is a matmul over
 //    im2col columns (im2colConvolution); 1-D is 2-D with a unit height;
 //  * the input is padded, a depthwise 2-D convolution is an elementwise
@@ -315,30 +320,33 @@ static Value im2colConvolution(OpBuilder &b, Location loc, Value input,
       ->getResult(0);
 }
 
-/// A 2-D convolution (groups 1, see ConvolutionOp::isChannelsLastDirect)
-/// computed directly in channels-last layout, with no im2col matrix: the
-/// input (N, C, H, W) goes to a zero-padded (N, Hp, Wp, C), and
-/// linalg.conv_2d_nhwc_hwcf accumulates every output pixel's F channels over
-/// the window with the weight (KH, KW, C, F), which poptorch-decompose made
-/// `weight` a permute of. The result (N, OH, OW, F), `bias` (F) included,
-/// goes back to (N, F, OH, OW) through a transpose that the consumer (a
-/// batch norm) reads through.
-static Value directNhwcConvolution(OpBuilder &b, Location loc, Value input,
-                                   ArrayRef<int64_t> padding, Value weight,
-                                   Value bias, ArrayRef<int64_t> stride,
-                                   ArrayRef<int64_t> dilation,
-                                   RankedTensorType accTy) {
+/// The fewest input channels of a channels-last pointwise (1x1, stride 1)
+/// convolution computed as a matmul rather than by the convolution tiles.
+/// Measured at batch 8 on a Zen 4 host against the convolution tiles:
+/// ResNet-50 (pointwise over 64 to 2048 channels) 1.4% faster with all of
+/// them matmuls, MobileNetV2 29% slower (its expansions read 16 and 24
+/// channels, so each output is a dot product of 16 or 24 terms).
+constexpr int64_t kMinPointwiseMatmulChannels = 64;
+
+/// The most window taps of a depthwise convolution computed channels-last.
+/// There each tap's weights are a vector of channels, read once per output
+/// vector unless they stay in registers: ConvNeXt's 7 x 7 (49 taps) ran at
+/// half the speed of the (N, C, H, W) form, whose weights are one scalar per
+/// channel and tap; MobileNetV2's 3 x 3 (9) gained.
+constexpr int64_t kMaxChannelsLastTaps = 16;
+
+/// The input (N, C, H, W) as a zero-padded channels-last (N, H + 2 ph,
+/// W + 2 pw, C). The layout change is an elementwise generic writing
+/// straight into the interior of the padded tensor, so that
+/// poptorch-fuse-elementwise merges the op producing the input (a batch
+/// norm and activation) into it, and a transpose from channels-last before
+/// it (poptorch-sink-transposes) makes it a plain copy.
+static Value channelsLastPadded(OpBuilder &b, Location loc, Value input,
+                                ArrayRef<int64_t> padding) {
   MLIRContext *ctx = b.getContext();
   ArrayRef<int64_t> inS = getTensorType(input).getShape();
-  // The channels-last copy keeps the input's type (f16/bf16 too); the
-  // convolution extends it into the f32 accumulator.
   Type elem = getTensorType(input).getElementType();
   int64_t n = inS[0], c = inS[1], h = inS[2], w = inS[3];
-  int64_t f = accTy.getShape()[1], oh = accTy.getShape()[2],
-          ow = accTy.getShape()[3];
-  // The layout change is an elementwise generic writing straight into the
-  // interior of the padded tensor, so that poptorch-fuse-elementwise merges
-  // the op producing the input (a batch norm and activation) into it.
   auto paddedTy = RankedTensorType::get(
       {n, h + 2 * padding[0], w + 2 * padding[1], c}, elem);
   auto interiorTy = RankedTensorType::get({n, h, w, c}, elem);
@@ -367,6 +375,28 @@ static Value directNhwcConvolution(OpBuilder &b, Location loc, Value input,
                 .getResult(0);
   if (padded)
     x = tensor::InsertSliceOp::create(b, loc, x, dest, off, sz, ones);
+  return x;
+}
+
+/// A 2-D convolution (groups 1, see ConvolutionOp::isChannelsLastDirect)
+/// computed directly in channels-last layout, with no im2col matrix: the
+/// input (N, C, H, W) goes to a zero-padded (N, Hp, Wp, C), and
+/// linalg.conv_2d_nhwc_hwcf accumulates every output pixel's F channels over
+/// the window with the weight (KH, KW, C, F), which poptorch-decompose made
+/// `weight` a permute of. The result (N, OH, OW, F), `bias` (F) included,
+/// goes back to (N, F, OH, OW) through a transpose that the consumer (a
+/// batch norm) reads through.
+static Value directNhwcConvolution(OpBuilder &b, Location loc, Value input,
+                                   ArrayRef<int64_t> padding, Value weight,
+                                   Value bias, ArrayRef<int64_t> stride,
+                                   ArrayRef<int64_t> dilation,
+                                   RankedTensorType accTy) {
+  // The channels-last copy keeps the input's type (f16/bf16 too); the
+  // convolution extends it into the f32 accumulator.
+  int64_t n = getTensorType(input).getShape()[0];
+  int64_t f = accTy.getShape()[1], oh = accTy.getShape()[2],
+          ow = accTy.getShape()[3];
+  Value x = channelsLastPadded(b, loc, input, padding);
 
   auto back = weight.getDefiningOp<linalg::TransposeOp>();
   Value hwcf = back && back.getPermutation() == ArrayRef<int64_t>{3, 2, 0, 1}
@@ -375,6 +405,24 @@ static Value directNhwcConvolution(OpBuilder &b, Location loc, Value input,
   auto outTy = RankedTensorType::get({n, oh, ow, f}, accTy.getElementType());
   Value init =
       accumulatorInit(b, loc, bias, createEmpty(b, loc, outTy), {0, 1, 2});
+  ArrayRef<int64_t> k = getTensorType(hwcf).getShape();
+  if (k[0] == 1 && k[1] == 1 && stride[0] == 1 && stride[1] == 1 &&
+      k[2] >= kMinPointwiseMatmulChannels) {
+    // A pointwise convolution over enough input channels is a matmul of the
+    // pixels' channels, (N * H * W, C) x (C, F), register-blocked as any
+    // matmul.
+    int64_t pixels = n * oh * ow, c = k[2];
+    Value mm = linalg::MatmulOp::create(
+                   b, loc,
+                   TypeRange{RankedTensorType::get({pixels, f},
+                                                   accTy.getElementType())},
+                   ValueRange{reshapeTensor(b, loc, x, {pixels, c}),
+                              reshapeTensor(b, loc, hwcf, {c, f})},
+                   ValueRange{reshapeTensor(b, loc, init, {pixels, f})})
+                   .getResult(0);
+    return transposeTensor(b, loc, reshapeTensor(b, loc, mm, {n, oh, ow, f}),
+                           {0, 3, 1, 2});
+  }
   Value r = linalg::Conv2DNhwcHwcfOp::create(
                 b, loc, TypeRange{outTy}, ValueRange{x, hwcf}, ValueRange{init},
                 b.getI64TensorAttr(stride), b.getI64TensorAttr(dilation))
@@ -383,36 +431,67 @@ static Value directNhwcConvolution(OpBuilder &b, Location loc, Value input,
 }
 
 /// A depthwise 2-D convolution (groups = input = output channels) of an
-/// already padded input (N, C, Hp, Wp) with weight (C, 1, KH, KW) and an
-/// optional per-channel `bias` (C) into a new tensor of type `outTy` (N, C,
-/// OH, OW): one elementwise linalg.generic over the output whose operands
-/// are the KH*KW strided input windows (one per kernel offset), the KH*KW
+/// already padded input with weight (C, 1, KH, KW) and an optional
+/// per-channel `bias` (C) into a new tensor of type `outTy` (N, C, OH, OW):
+/// one elementwise linalg.generic over the output whose operands are the
+/// KH*KW strided input windows (one per kernel offset), the KH*KW
 /// per-channel weights and the bias. Every map is a projected permutation,
-/// so the op vectorizes along the output width like any elementwise op, and
-/// the following batch norm and activation fuse into it. Its init is never
-/// read: a zero-filled init that the sum started from made the fused op keep
-/// the convolution's own result too (a fill, a copy and a dead store of the
-/// whole activation per call).
+/// so the op vectorizes like any elementwise op, and the following batch
+/// norm and activation fuse into it. Its init is never read: a zero-filled
+/// init that the sum started from made the fused op keep the convolution's
+/// own result too (a fill, a copy and a dead store of the whole activation
+/// per call). Channels-last (the input (N, Hp, Wp, C), see
+/// channelsLastPadded), it computes (N, OH, OW, C), vectorized along the
+/// channels, and is transposed back; otherwise (N, C, Hp, Wp) along the
+/// output width.
 static Value depthwiseConvolution(OpBuilder &b, Location loc, Value input,
                                   Value weight, Value bias,
                                   RankedTensorType outTy,
                                   ArrayRef<int64_t> stride,
-                                  ArrayRef<int64_t> dilation) {
+                                  ArrayRef<int64_t> dilation,
+                                  bool channelsLast) {
   MLIRContext *ctx = b.getContext();
   ArrayRef<int64_t> wS = getTensorType(weight).getShape();
   Type elem = outTy.getElementType();
-  int64_t c = outTy.getShape()[1];
-  SmallVector<Value> windows = windowTaps(b, loc, input, outTy.getShape(),
-                                          wS.drop_front(2), stride, dilation);
+  ArrayRef<int64_t> o = outTy.getShape();
+  int64_t c = o[1];
+  SmallVector<Value> windows;
+  RankedTensorType computeTy = outTy;
+  if (channelsLast) {
+    computeTy = RankedTensorType::get({o[0], o[2], o[3], c}, elem);
+    for (int64_t i = 0; i < wS[2]; ++i)
+      for (int64_t j = 0; j < wS[3]; ++j)
+        windows.push_back(tensor::ExtractSliceOp::create(
+            b, loc, computeTy.clone(getTensorType(input).getElementType()),
+            input, indexAttrs(b, {0, i * dilation[0], j * dilation[1], 0}),
+            indexAttrs(b, computeTy.getShape()),
+            indexAttrs(b, {1, stride[0], stride[1], 1})));
+  } else {
+    windows = windowTaps(b, loc, input, o, wS.drop_front(2), stride, dilation);
+  }
+  // Each tap's weights as a (C) vector: contiguous for a channels-last op,
+  // so from the weight transposed to (KH, KW, C); a (C) slice of the
+  // (C, 1, KH, KW) weight would be gathered element by element.
+  Type wElem = getTensorType(weight).getElementType();
+  Value perTap =
+      channelsLast
+          ? transposeTensor(b, loc,
+                            reshapeTensor(b, loc, weight, {c, wS[2], wS[3]}),
+                            {1, 2, 0})
+          : reshapeTensor(b, loc, weight, {c, wS[2], wS[3]});
   SmallVector<Value> weights;
   for (int64_t i = 0; i < wS[2]; ++i)
     for (int64_t j = 0; j < wS[3]; ++j)
       weights.push_back(tensor::ExtractSliceOp::create(
-          b, loc, RankedTensorType::get({c}, elem), weight,
-          indexAttrs(b, {0, 0, i, j}), indexAttrs(b, {c, 1, 1, 1}),
-          indexAttrs(b, {1, 1, 1, 1})));
+          b, loc, RankedTensorType::get({c}, wElem), perTap,
+          indexAttrs(b, channelsLast ? SmallVector<int64_t>{i, j, 0}
+                                     : SmallVector<int64_t>{0, i, j}),
+          indexAttrs(b, channelsLast ? SmallVector<int64_t>{1, 1, c}
+                                     : SmallVector<int64_t>{c, 1, 1}),
+          indexAttrs(b, {1, 1, 1})));
   AffineMap identity = b.getMultiDimIdentityMap(4);
-  AffineMap channel = AffineMap::get(4, 0, {getAffineDimExpr(1, ctx)}, ctx);
+  AffineMap channel =
+      AffineMap::get(4, 0, {getAffineDimExpr(channelsLast ? 3 : 1, ctx)}, ctx);
   SmallVector<AffineMap> maps(windows.size(), identity);
   maps.append(weights.size(), channel);
   SmallVector<Value> ins(windows);
@@ -423,17 +502,19 @@ static Value depthwiseConvolution(OpBuilder &b, Location loc, Value input,
   }
   maps.push_back(identity);
   int64_t taps = windows.size();
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{outTy}, ins,
-             ValueRange{createEmpty(b, loc, outTy)}, maps,
-             SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
-             [&](OpBuilder &nb, Location nloc, ValueRange args) {
-               Value acc = bias ? args[2 * taps] : Value();
-               for (int64_t t = 0; t < taps; ++t)
-                 acc = multiplyAdd(nb, nloc, args[t], args[taps + t], acc);
-               linalg::YieldOp::create(nb, nloc, acc);
-             })
-      .getResult(0);
+  Value r =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{computeTy}, ins,
+          ValueRange{createEmpty(b, loc, computeTy)}, maps,
+          SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+          [&](OpBuilder &nb, Location nloc, ValueRange args) {
+            Value acc = bias ? args[2 * taps] : Value();
+            for (int64_t t = 0; t < taps; ++t)
+              acc = multiplyAdd(nb, nloc, args[t], args[taps + t], acc);
+            linalg::YieldOp::create(nb, nloc, acc);
+          })
+          .getResult(0);
+  return channelsLast ? transposeTensor(b, loc, r, {0, 3, 1, 2}) : r;
 }
 
 /// The weight of the regular convolution equivalent to a transposed one:
@@ -592,6 +673,25 @@ struct ConvolutionLowering : public OpConversionPattern<ConvolutionOp> {
         rewriter.replaceOp(op, castTensor(rewriter, loc, r, elem));
         return success();
       }
+      ArrayRef<int64_t> wS = getTensorType(weight).getShape();
+      ArrayRef<int64_t> inS = getTensorType(input).getShape();
+      if (spatial == 2 && groups > 1 && groups == wS[0] && wS[1] == 1 &&
+          inS[1] == groups && groups % 8 == 0 &&
+          ShapedType::getNumElements(ks) <= kMaxChannelsLastTaps &&
+          resTy.getNumElements() > 0 && isa<FloatType>(acc) &&
+          getTensorType(input).hasStaticShape()) {
+        // Depthwise, channels-last: the channels are the vector, whatever
+        // the image width (7 to 112 in MobileNetV2).
+        Value bias = adaptor.getBias()
+                         ? castTensor(rewriter, loc, adaptor.getBias(), acc)
+                         : Value();
+        Value r = depthwiseConvolution(
+            rewriter, loc, channelsLastPadded(rewriter, loc, input, padding),
+            weight, bias, resTy.clone(acc), stride, dilation,
+            /*channelsLast=*/true);
+        rewriter.replaceOp(op, castTensor(rewriter, loc, r, elem));
+        return success();
+      }
       input = padTrailing(rewriter, loc, input, padding, padding, zero);
     }
     int64_t o = getTensorType(weight).getShape()[0];
@@ -640,7 +740,8 @@ struct ConvolutionLowering : public OpConversionPattern<ConvolutionOp> {
       // Depthwise, as an elementwise op over the output.
       return replaceWith4d(depthwiseConvolution(rewriter, loc, as4d(input),
                                                 as4d(weight), bias, acc4Ty,
-                                                stride2, dilation2));
+                                                stride2, dilation2,
+                                                /*channelsLast=*/false));
     SmallVector<int64_t> dims = {0};
     for (int64_t j = 0; j < spatial; ++j)
       dims.push_back(2 + j);

@@ -364,7 +364,7 @@ bool ConvolutionOp::isChannelsLastDirect() {
       w.getElementType() != in.getElementType())
     return false;
   ArrayRef<int64_t> s = w.getShape(), r = res.getShape();
-  return (s[1] % 8 == 0 || s[1] < 8) && s[2] * s[3] > 1 &&
+  return (s[1] % 8 == 0 || s[1] < 8) && (s[2] * s[3] > 1 || s[0] % 16 == 0) &&
          r[0] * r[2] * r[3] >= 128;
 }
 

@@ -136,9 +136,11 @@ def Poptorch_ConvolutionOp : Poptorch_Op<"convolution", [Pure]> {
     /// Whether the lowering computes this convolution directly in
     /// channels-last layout, reading its weight as (kH, kW, I, O)
     /// (Convolution.cpp): f32, f16 or bf16 (input and weight alike), 2-D,
-    /// groups 1, not transposed, a window larger than one pixel, input
-    /// channels in whole blocks of 8 or fewer than 8 (an image's colour
-    /// planes) and at least 128 output pixels (fewer
+    /// groups 1, not transposed, a window larger than one pixel or output
+    /// channels in whole blocks of 16 (a pointwise convolution with fewer
+    /// fills its vectors of channels poorly: NCHW keeps the pixels in
+    /// them), input channels in whole blocks of 8 or fewer than 8 (an
+    /// image's colour planes) and at least 128 output pixels (fewer
     /// reuse each weight too little: im2col's matmul was faster).
     /// poptorch-decompose then gives its weight that layout through a
     /// permute, which poptorch-prepack-parameters applies to a parameter
